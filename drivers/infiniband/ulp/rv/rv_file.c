@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/rv file operations and ioctl dispatch.
+ *
+ * An ioctl whose type is not RV_MAGIC, or whose number rv does not define,
+ * fails with -ENOTTY. A defined number whose direction or size is none of
+ * the forms the ABI defines for it fails with -EINVAL. Each handler gets
+ * the exact command so that it can tell the size variants apart.
+ */
+#include <linux/compat.h>
+#include <linux/fs.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "rv.h"
+
+/**
+ * rv_event_stride - bytes per event ring entry for a client ABI
+ * @abi_version: RV_ABI_VERSION() the client declared
+ *
+ * Return: sizeof(struct rv_event) for ABI 1.7 and newer, else the 65-byte
+ * packed layout of the older headers.
+ */
+unsigned int rv_event_stride(u32 abi_version)
+{
+	if (abi_version >= RV_ABI_VERSION(1, 7))
+		return sizeof(struct rv_event);
+	return RV_EVENT_LEGACY_SIZE;
+}
+
+static int rv_open(struct inode *inode, struct file *filp)
+{
+	struct rv_file *rf;
+
+	rf = kzalloc(sizeof(*rf), GFP_KERNEL);
+	if (!rf)
+		return -ENOMEM;
+	mutex_init(&rf->lock);
+	/* A client that never declares its ABI gets the legacy layout. */
+	rf->abi_version = RV_ABI_VERSION(1, 6);
+	filp->private_data = rf;
+	return 0;
+}
+
+static int rv_release(struct inode *inode, struct file *filp)
+{
+	struct rv_file *rf = filp->private_data;
+
+	mutex_destroy(&rf->lock);
+	kfree(rf);
+	return 0;
+}
+
+static bool rv_is_zero(const void *p, size_t len)
+{
+	return !memchr_inv(p, 0, len);
+}
+
+static long rv_ioctl_capability(struct rv_file *rf, void __user *uarg,
+				unsigned int cmd)
+{
+	struct rv_capability_params p = {};
+	u32 abi;
+
+	if (cmd == RV_IOCTL_QUERY_R2) {
+		/* The 1.2 form carries no input. */
+		abi = RV_ABI_VERSION(1, 2);
+	} else {
+		if (copy_from_user(&p, uarg, sizeof(p)))
+			return -EFAULT;
+		if (p.resv1 || !rv_is_zero(p.resv2, sizeof(p.resv2)) ||
+		    !p.major_rev)
+			return -EINVAL;
+		if (p.major_rev > RV_ABI_VER_MAJOR)
+			abi = RV_ABI_VERSION_CURRENT;
+		else
+			abi = RV_ABI_VERSION(p.major_rev, p.minor_rev);
+	}
+
+	memset(&p, 0, sizeof(p));
+	p.major_rev = RV_ABI_VER_MAJOR;
+	p.minor_rev = RV_ABI_VER_MINOR;
+	p.capability = RV_CAPS_IMPLEMENTED;
+	if (copy_to_user(uarg, &p, sizeof(p)))
+		return -EFAULT;
+
+	mutex_lock(&rf->lock);
+	rf->abi_version = abi;
+	mutex_unlock(&rf->lock);
+	return 0;
+}
+
+static long rv_ioctl_attach(struct rv_file *rf, void __user *uarg,
+			    unsigned int cmd)
+{
+	struct rv_attach_params p = {};
+
+	if (copy_from_user(&p, uarg, _IOC_SIZE(cmd)))
+		return -EFAULT;
+	/*
+	 * MRs in a user PD would need ib_uverbs internals; only the kernel
+	 * mode exists, and it arrives with the job model.
+	 */
+	return -EOPNOTSUPP;
+}
+
+typedef long (*rv_ioctl_fn)(struct rv_file *rf, void __user *uarg,
+			    unsigned int cmd);
+
+/*
+ * Every ioctl number rv defines, with the command forms it accepts. A
+ * number without a handler is part of the ABI but not implemented by this
+ * build of the module.
+ */
+struct rv_ioctl_desc {
+	unsigned int cmds[3];
+	rv_ioctl_fn fn;
+};
+
+#define RV_IOCTL_FIRST_NR 0xF1
+#define RV_IOC_IDX(c) (_IOC_NR(c) - RV_IOCTL_FIRST_NR)
+
+static const struct rv_ioctl_desc rv_ioctls[] = {
+	[RV_IOC_IDX(RV_IOCTL_ATTACH)] = {
+		{ RV_IOCTL_ATTACH, RV_IOCTL_ATTACH_R5 }, rv_ioctl_attach },
+	[RV_IOC_IDX(RV_IOCTL_REG_MEM)] = {
+		{ RV_IOCTL_REG_MEM, RV_IOCTL_REG_MEM_R4, RV_IOCTL_REG_MEM_R1 } },
+	[RV_IOC_IDX(RV_IOCTL_DEREG_MEM)] = { { RV_IOCTL_DEREG_MEM } },
+	[RV_IOC_IDX(RV_IOCTL_EVICT)] = { { RV_IOCTL_EVICT } },
+	[RV_IOC_IDX(RV_IOCTL_GET_CACHE_STATS)] = { { RV_IOCTL_GET_CACHE_STATS } },
+	[RV_IOC_IDX(RV_IOCTL_CONN_CREATE)] = { { RV_IOCTL_CONN_CREATE } },
+	[RV_IOC_IDX(RV_IOCTL_CONN_CONNECT)] = { { RV_IOCTL_CONN_CONNECT } },
+	[RV_IOC_IDX(RV_IOCTL_CONN_CONNECTED)] = { { RV_IOCTL_CONN_CONNECTED } },
+	[RV_IOC_IDX(RV_IOCTL_POST_RDMA_WR_IMMED)] = {
+		{ RV_IOCTL_POST_RDMA_WR_IMMED } },
+	[RV_IOC_IDX(RV_IOCTL_CAPABILITY)] = {
+		{ RV_IOCTL_CAPABILITY, RV_IOCTL_QUERY_R2 },
+		rv_ioctl_capability },
+	[RV_IOC_IDX(RV_IOCTL_CONN_GET_STATS)] = { { RV_IOCTL_CONN_GET_STATS } },
+	[RV_IOC_IDX(RV_IOCTL_GET_EVENT_STATS)] = { { RV_IOCTL_GET_EVENT_STATS } },
+	[RV_IOC_IDX(RV_IOCTL_CONN_GET_CONN_COUNT)] = {
+		{ RV_IOCTL_CONN_GET_CONN_COUNT } },
+};
+
+static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	const struct rv_ioctl_desc *desc;
+	unsigned int nr = _IOC_NR(cmd);
+	int i;
+
+	if (_IOC_TYPE(cmd) != RV_MAGIC || nr < RV_IOCTL_FIRST_NR ||
+	    nr - RV_IOCTL_FIRST_NR >= ARRAY_SIZE(rv_ioctls))
+		return -ENOTTY;
+	desc = &rv_ioctls[nr - RV_IOCTL_FIRST_NR];
+	if (!desc->cmds[0])
+		return -ENOTTY;
+
+	for (i = 0; i < ARRAY_SIZE(desc->cmds) && desc->cmds[i]; i++) {
+		if (desc->cmds[i] != cmd)
+			continue;
+		if (!desc->fn)
+			return -EOPNOTSUPP;
+		return desc->fn(filp->private_data, (void __user *)arg, cmd);
+	}
+	return -EINVAL;
+}
+
+const struct file_operations rv_fops = {
+	.owner = THIS_MODULE,
+	.open = rv_open,
+	.release = rv_release,
+	.unlocked_ioctl = rv_ioctl,
+	/* Every struct has the same layout for 32-bit callers. */
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
