@@ -64,7 +64,8 @@
 
 /**
  * struct rv_capability_params - RV_IOCTL_CAPABILITY and RV_IOCTL_QUERY_R2
- * @major_rev: in: ABI major the client was built with; out: the module's
+ * @major_rev: in: ABI major the client was built with, not 0; out: the
+ *	module's
  * @minor_rev: in: ABI minor the client was built with; out: the module's
  * @resv1: reserved, zero
  * @capability: in: capabilities the client intends to use; out: the
