@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install every Debian package rv's build, tests and demo need. Does
+# nothing when all are present; otherwise runs apt-get update first (a
+# fresh machine has no package lists) and installs what is missing.
+set -euo pipefail
+
+pkgs=(
+	# the test kernel and the headers rv.ko is built against
+	linux-image-amd64 linux-headers-amd64
+	# checkpatch.pl comes from the kernel source package
+	linux-source-6.1 xz-utils
+	# the VM bench
+	qemu-system-x86 busybox-static kmod cpio iproute2
+	# RDMA userspace: rdma tool, rxe provider, perftest references
+	rdma-core ibverbs-utils ibverbs-providers perftest
+	libibverbs-dev librdmacm-dev
+	# builds: kernel module, sparse, ABI tests on -m32/-mx32, C++20
+	make gcc g++ gcc-multilib g++-multilib libc6-dev-x32 sparse cmake
+	libgtest-dev libgmock-dev pkg-config
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	sudo=(sudo)
+fi
+
+echo "deps: installing ${missing[*]}"
+"${sudo[@]}" apt-get update
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y \
+	--no-install-recommends "${missing[@]}"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Userspace tier: librv and the tools build (C++20, -Werror) and their
+# GoogleTest unit tests pass under CTest. One TAP line per CTest test.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${RV_BUILD_DIR:-$top/build}
+cd "$top"
+
+log=$build/userspace-build.log
+mkdir -p "$build"
+if ! make -s userspace >"$log" 2>&1; then
+	echo "not ok 1 - userspace builds"
+	sed 's/^/# /' "$log"
+	echo "1..1"
+	exit 1
+fi
+echo "ok 1 - userspace builds (C++20, -Werror)"
+
+out=$(ctest --test-dir "$build/userspace" --output-on-failure 2>&1)
+rc=$?
+n=1
+while read -r name result; do
+	n=$((n + 1))
+	if [ "$result" = Passed ]; then
+		echo "ok $n - ctest $name"
+	else
+		echo "not ok $n - ctest $name ($result)"
+	fi
+done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) \.*[* ]*\([A-Za-z]*\).*/\1 \2/p' <<<"$out")
+if [ $rc -ne 0 ] || [ $n -eq 1 ]; then
+	sed 's/^/# /' <<<"$out"
+	n=$((n + 1))
+	echo "not ok $n - ctest exit status $rc"
+fi
+echo "1..$n"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The /dev/rv ioctl tests (userspace/tests/vm, GoogleTest with TAP output)
+# with rv.ko loaded, then rmmod: it must unload once every file is closed.
+# Runs as root inside the test VM.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../../../.." && pwd)
+ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+tests=${RV_VM_TESTS:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/rv_vm_tests}
+rvinfo=${RV_RVINFO:-${RV_BUILD_DIR:-$top/build}/userspace/tools/rvinfo}
+
+insmod "$ko" || { echo "not ok 1 - insmod rv.ko"; exit 1; }
+RV_RVINFO=$rvinfo "$tests"
+rc=$?
+rmmod rv || { echo "# rmmod rv failed after the ioctl tests"; rc=1; }
+exit $rc

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every rv test that needs the module, run inside the test VM by
+# tools/testing/check-vm.sh: vm-run --rxe 2 -- vm-suite.sh
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+
+modprobe crc32_generic
+modprobe rdma_rxe
+modprobe ib_uverbs
+
+exec "$top/tools/testing/vm/tap-run" \
+	"$here/module_load.sh" \
+	"$here/ioctl.sh"
