@@ -42,6 +42,11 @@
  * file's event ring out for the version that file declared: a 65-byte
  * stride for 1.6 and older (and for RV_IOCTL_QUERY_R2, which means 1.2),
  * a 64-byte stride for 1.7 and newer.
+ *
+ * Modules older than 1.7 always write 65-byte entries. A client may use
+ * the 64-byte layout only when the module's answer is 1.7 or newer;
+ * otherwise it maps RV_RING_LEGACY_ALLOC_LEN() bytes and reads entries at
+ * a RV_EVENT_LEGACY_SIZE stride.
  */
 #define RV_ABI_VERSION(maj, min) (((maj) << 16) | (min))
 #define RV_ABI_VER_MAJOR 1
@@ -714,5 +719,9 @@ struct rv_ring_header {
 /* mmap length, at offset 0, of a ring with @n entries (ABI 1.7 layout) */
 #define RV_RING_ALLOC_LEN(n) \
 	((__u32)((n) * sizeof(struct rv_event) + sizeof(struct rv_ring_header)))
+
+/* mmap length of a ring with @n entries in the layout of ABI 1.6 and older */
+#define RV_RING_LEGACY_ALLOC_LEN(n) \
+	((__u32)((n) * RV_EVENT_LEGACY_SIZE + sizeof(struct rv_ring_header)))
 
 #endif /* _UAPI_RDMA_RV_USER_IOCTLS_H */
