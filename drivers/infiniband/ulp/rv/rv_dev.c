@@ -10,6 +10,7 @@
 
 static LIST_HEAD(rv_devices);
 static DEFINE_MUTEX(rv_devices_lock);
+static struct ib_client rv_client;
 
 static void rv_device_release(struct kref *kref)
 {
@@ -59,7 +60,7 @@ static int rv_add_one(struct ib_device *ib_dev)
 	list_add_tail(&dev->list, &rv_devices);
 	mutex_unlock(&rv_devices_lock);
 
-	ib_set_client_data(ib_dev, NULL, dev);
+	ib_set_client_data(ib_dev, &rv_client, dev);
 	dev_dbg(&ib_dev->dev, "rv: added\n");
 	return 0;
 }
