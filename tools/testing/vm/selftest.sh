@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Self-test of the VM test bench (run on the host, as root).  Boots VMs with
+# vm-run and checks: a command runs as root in the caller's directory, its
+# exit status is propagated, dmesg-check flags a WARNING: after the marker but
+# not before it, --rxe 2 gives two ACTIVE rxe devices that really exchange
+# packets (ib_write_bw, peer rcvd_pkts), and --two-vm does the same between
+# two VMs.  TAP output; the last line is "N passed, N failed".
+#
+# Environment: KVER (kernel version for vm-run), RV_BUILD_DIR (cache/output
+# root, default build/vm).  Logs go to $RV_BUILD_DIR/selftest/.
+
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
+REPO_DIR=$(cd "$BENCH_DIR/../../.." && pwd)
+BUILD_DIR=${RV_BUILD_DIR:-$REPO_DIR/build/vm}
+LOG=$BUILD_DIR/selftest
+VM_RUN=$BENCH_DIR/vm-run
+
+# shellcheck source=lib.sh
+. "$BENCH_DIR/lib.sh"
+
+T_START=$EPOCHREALTIME
+
+since() {
+	awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'
+}
+
+rm -rf "$LOG"
+mkdir -p "$LOG"
+
+# vmrun NAME [vm-run args...]: run vm-run, keep stdout/stderr in $LOG/NAME.*,
+# set VM_RC and VM_SECS.
+vmrun() {
+	local name=$1 t0
+	shift
+	tap_diag "running: vm-run $*"
+	t0=$EPOCHREALTIME
+	VM_RC=0
+	"$VM_RUN" "$@" >"$LOG/$name.out" 2>"$LOG/$name.err" </dev/null || VM_RC=$?
+	VM_SECS=$(since "$t0")
+	tap_diag "vm-run $name: exit status $VM_RC, ${VM_SECS}s"
+}
+
+show() {
+	tap_diag "--- $1"
+	tap_diag "$(tail -n "${2:-30}" "$1")"
+}
+
+# import_tap FILE: turn the TAP lines a VM printed into our own results.
+import_tap() {
+	local line prefix rest
+	while IFS= read -r line; do
+		prefix=
+		if [[ "$line" =~ ^(\[[ab]\]\ )(.*)$ ]]; then
+			prefix=${BASH_REMATCH[1]}
+			line=${BASH_REMATCH[2]}
+		fi
+		if [[ "$line" =~ ^(not\ )?ok(\ [0-9]+)?(\ -)?\ ?(.*)$ ]]; then
+			rest=${BASH_REMATCH[4]}
+			if [ -n "${BASH_REMATCH[1]}" ]; then
+				tap_not_ok "$prefix$rest"
+			elif [[ "$rest" =~ \#\ *[Ss][Kk][Ii][Pp] ]]; then
+				tap_skip "$prefix${rest%%#*}" "${rest#*#}"
+			else
+				tap_ok "$prefix$rest"
+			fi
+		elif [[ "$line" =~ ^[0-9]+\ passed, ]] || [[ "$line" =~ ^1\.\. ]]; then
+			tap_diag "$prefix(vm) $line"
+		else
+			tap_diag "$prefix$line"
+		fi
+	done <"$1"
+}
+
+# --------------------------------------------------------------- host-only
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+printf '#!/bin/sh\necho 1..3\necho "ok 1 - a"\necho "not ok 2 - b"\necho "ok 3 - c # SKIP x"\n' >"$tmp/t1"
+printf '#!/bin/sh\necho "ok 1 - a"\nexit 4\n' >"$tmp/t2"
+printf '#!/bin/sh\necho "ok 1 - a"\necho "1..1"\n' >"$tmp/t3"
+chmod +x "$tmp/t1" "$tmp/t2" "$tmp/t3"
+rc=0
+"$BENCH_DIR/tap-run" "$tmp/t1" "$tmp/t2" "$tmp/t3" >"$LOG/tap-run.out" 2>&1 || rc=$?
+# t1: 1 pass 1 fail 1 skip; t2: 1 pass + exit status + no plan; t3: 1 pass.
+if [ "$rc" = 1 ] && [ "$(tail -n1 "$LOG/tap-run.out")" = "3 passed, 3 failed, 1 skipped" ]; then
+	tap_ok "tap-run counts ok/not ok/SKIP, exit status and missing plan"
+else
+	tap_not_ok "tap-run counts ok/not ok/SKIP, exit status and missing plan" "exit $rc"
+	show "$LOG/tap-run.out"
+fi
+rc=0
+"$BENCH_DIR/tap-run" "$tmp/t3" >"$LOG/tap-run2.out" 2>&1 || rc=$?
+tap_is "tap-run exits 0 when nothing failed" "$rc $(tail -n1 "$LOG/tap-run2.out")" "0 1 passed, 0 failed"
+
+printf '%s\n' '[    1.0] WARNING: CPU: 0 PID: 1 at boot' '[    2.0] vm-run: command start X1' \
+	'[    3.0] all fine' >"$tmp/d1"
+printf '%s\n' '[    1.0] fine' '[    2.0] vm-run: command start X1' \
+	'[    3.0] BUG: kernel NULL pointer dereference' >"$tmp/d2"
+rc=0
+"$BENCH_DIR/dmesg-check" -q "$tmp/d1" "vm-run: command start X1" >/dev/null || rc=$?
+tap_is "dmesg-check ignores lines before the marker" "$rc" 0
+rc=0
+out=$("$BENCH_DIR/dmesg-check" -q "$tmp/d2" "vm-run: command start X1") || rc=$?
+tap_is "dmesg-check flags BUG: after the marker, naming the line" "$rc ${out#*:3: }" \
+	"1 [    3.0] BUG: kernel NULL pointer dereference"
+
+# --------------------------------------------------------------- one VM
+
+# shellcheck disable=SC2016  # expanded in the VM
+vmrun boot --out "$LOG/boot" -- sh -c 'echo "hello from $(hostname) uid=$(id -u) cwd=$(pwd) RV_VM=$RV_VM"; exit 3'
+BOOT_SECS=$(sed -n 's/.*\[+\([0-9.]*\)s\] booted.*/\1/p' "$LOG/boot.err" | head -n1)
+RUN1_SECS=$VM_SECS
+want="hello from rv-vm uid=0 cwd=$(pwd -P) RV_VM=1"
+if grep -qxF "$want" "$LOG/boot.out"; then
+	tap_ok "VM boots and runs the command as root in the caller's directory"
+else
+	tap_not_ok "VM boots and runs the command as root in the caller's directory" "want: $want"
+	show "$LOG/boot.out"
+	show "$LOG/boot.err"
+fi
+tap_is "exit status 3 of the command is vm-run's exit status" "$VM_RC" 3
+if [ -s "$LOG/boot/dmesg.txt" ] && [ -s "$LOG/boot/console.log" ] &&
+   ! grep -q 'kernel log check failed' "$LOG/boot.err"; then
+	tap_ok "dmesg.txt and console.log saved, boot log passes dmesg-check"
+else
+	tap_not_ok "dmesg.txt and console.log saved, boot log passes dmesg-check"
+	show "$LOG/boot.err"
+fi
+tap_diag "boot time (vm-run start to guest userspace): ${BOOT_SECS:-?}s, whole run ${RUN1_SECS}s"
+
+vmrun dmesg --out "$LOG/dmesg" -- sh -c \
+	'echo "<4>WARNING: selftest-injected" >/dev/kmsg; echo "<5>selftest-second-marker" >/dev/kmsg'
+tap_is "a WARNING: after the marker fails the run (status 122)" "$VM_RC" 122
+if grep -q 'dmesg-check: .*WARNING: selftest-injected' "$LOG/dmesg.err"; then
+	tap_ok "the failure message names the offending line"
+else
+	tap_not_ok "the failure message names the offending line"
+	show "$LOG/dmesg.err"
+fi
+rc=0
+"$BENCH_DIR/dmesg-check" -q "$LOG/dmesg/dmesg.txt" selftest-second-marker >/dev/null || rc=$?
+tap_is "dmesg-check: the same WARNING: before a later marker is not flagged" "$rc" 0
+
+# --------------------------------------------------------------- rxe
+
+vmrun rxe2 --rxe 2 --out "$LOG/rxe2" -- "$BENCH_DIR/tap-run" "$BENCH_DIR/selftest-guest.sh"
+RXE_SECS=$VM_SECS
+import_tap "$LOG/rxe2.out"
+tap_is "vm-run --rxe 2 with ib_write_bw exits 0" "$VM_RC" 0
+[ "$VM_RC" = 0 ] || show "$LOG/rxe2.err"
+
+vmrun twovm --two-vm --out "$LOG/twovm" -- "$BENCH_DIR/tap-run" "$BENCH_DIR/selftest-guest.sh"
+TWOVM_SECS=$VM_SECS
+import_tap "$LOG/twovm.out"
+if [ "$VM_RC" = 0 ] && [ -s "$LOG/twovm/dmesg-a.txt" ] && [ -s "$LOG/twovm/dmesg-b.txt" ]; then
+	tap_ok "vm-run --two-vm exits 0, dmesg-a.txt and dmesg-b.txt saved"
+else
+	tap_not_ok "vm-run --two-vm exits 0, dmesg-a.txt and dmesg-b.txt saved" "exit $VM_RC"
+	show "$LOG/twovm.err"
+fi
+
+tap_diag "times: boot ${BOOT_SECS:-?}s, plain run ${RUN1_SECS}s, --rxe 2 run ${RXE_SECS}s, --two-vm run ${TWOVM_SECS}s"
+tap_diag "selftest total: $(since "$T_START")s (logs in $LOG)"
+tap_done
