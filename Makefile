@@ -47,7 +47,8 @@ sparse:
 	$(MAKE) $(KBUILD_ARGS) C=2 CF=-Wsparse-error modules
 
 userspace:
-	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DRV_INSTALL_UAPI_HEADER=OFF
 	cmake --build $(BUILD)/userspace -j$$(nproc)
 
 deps:
@@ -63,14 +64,15 @@ install: modules userspace
 	install -D -m 0644 $(RV_KO) $(DESTDIR)/lib/modules/$(KVER)/extra/rv.ko
 	install -D -m 0644 include/uapi/rdma/rv_user_ioctls.h \
 		$(DESTDIR)/usr/include/rdma/rv_user_ioctls.h
-	cmake --install $(BUILD)/userspace --prefix $(DESTDIR)$(PREFIX)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)/userspace --prefix $(PREFIX)
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/rv.ko
 	rm -f $(DESTDIR)/usr/include/rdma/rv_user_ioctls.h
 	if [ -f $(BUILD)/userspace/install_manifest.txt ]; then \
-		xargs -r -d '\n' rm -f < $(BUILD)/userspace/install_manifest.txt; fi
+		sed 's|^|$(DESTDIR)|' $(BUILD)/userspace/install_manifest.txt | \
+		xargs -r -d '\n' rm -f; fi
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
 clean:
