@@ -246,7 +246,9 @@ struct rv_mem_params_r1_in {
 /**
  * struct rv_mem_params_out - output of RV_IOCTL_REG_MEM
  * @mr_handle: opaque id of the cached MR
- * @iova: address of the MR as seen by the device
+ * @iova: the device address of @addr as given to RV_IOCTL_REG_MEM (kernel
+ *	MRs map virtual addresses 1:1, so it equals that addr, also when a
+ *	larger cached MR served the request)
  * @lkey: local key
  * @rkey: remote key
  */

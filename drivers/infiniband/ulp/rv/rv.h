@@ -5,12 +5,28 @@
  * Objects
  *   struct rv_device  - one per RDMA device, from the ib_client add callback
  *                       until its remove callback; refcounted with a kref.
+ *   struct rv_job_dev - the processes of one job on one device port: key
+ *                       (device, port, GID index, uid, job key, service id),
+ *                       the agreed parameters, the kernel PD and the map
+ *                       rv_index -> rv_user. Refcounted: each attached
+ *                       process holds a reference; the last put frees it.
+ *   struct rv_user    - one attached process: its rv_index, event ring and
+ *                       MR cache. Owned by its rv_file, freed on release.
  *   struct rv_file    - one per open of /dev/rv.
  *
  * Locking order (outermost first). A lock may be taken while holding only
  * locks above it in this list:
- *   1. rv_file.lock        - serialises ioctls of one file
- *   2. rv_devices_lock     - the list of rv_device
+ *   1. rv_file.lock        - ATTACH and CAPABILITY of one file
+ *   2. rv_user.reg_mutex   - REG_MEM and EVICT of one process
+ *   3. mm->mmap_lock       - taken by ib_reg_user_mr() and MMU notifier
+ *                            registration; held when rv_mmap() and the
+ *                            MMU notifier callback run, so neither may take
+ *                            1 or 2 (rv_file.user is published once, with
+ *                            release ordering, and read without a lock)
+ *   4. rv_jobs_lock        - the list of rv_job_dev
+ *   5. rv_devices_lock     - the list of rv_device
+ *   6. rv_mr_cache.lock    - spinlock: one process's MR cache
+ *   7. rv_ring.lock        - spinlock: the producer side of one event ring
  */
 #ifndef RV_H
 #define RV_H
@@ -22,10 +38,12 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rv_user_ioctls.h>
 
+#include "rv_mr_cache.h"
+
 #define RV_DRV_NAME "rv"
 
 /* Capability bits this build of the module implements. */
-#define RV_CAPS_IMPLEMENTED 0ULL
+#define RV_CAPS_IMPLEMENTED RV_CAP_EVICT
 
 /* Module parameters, validated at load (rv_params.c). */
 struct rv_params {
@@ -46,9 +64,70 @@ struct rv_device {
 	struct list_head list;		/* on rv_devices, under rv_devices_lock */
 };
 
+/* What identifies a job on a device, besides the device and the uid. */
+struct rv_job_key {
+	u32 port_num;
+	u16 gid_index;
+	u8 job_key_len;
+	u8 job_key[RV_MAX_JOB_KEY_LEN];
+	u64 service_id;
+};
+
+/* What every process of a job must agree on. */
+struct rv_job_params {
+	u8 num_conn;
+	u8 index_bits;
+	u32 q_depth;
+	u32 reconnect_timeout;		/* s */
+	u32 hb_interval;		/* ms, 0: no heartbeats */
+};
+
+struct rv_job_dev {
+	struct list_head list;		/* on rv_jobs, under rv_jobs_lock */
+	struct kref kref;
+	struct rv_device *dev;		/* reference held */
+	kuid_t uid;
+	struct rv_job_key key;
+	struct rv_job_params params;
+	struct ib_pd *pd;
+	struct xarray users;		/* rv_index -> struct rv_user */
+};
+
+/*
+ * The event ring shared with one process. The kernel is the only producer:
+ * it keeps its own tail and reads the user-written head only to bound its
+ * writes.
+ */
+struct rv_ring {
+	spinlock_t lock;		/* producer side */
+	void *buf;			/* vmalloc_user, header then entries */
+	size_t len;			/* bytes userspace maps */
+	u32 num;			/* entries */
+	u32 stride;			/* bytes per entry: 64 or 65 */
+	u32 tail;			/* next entry to write */
+	u64 overflow;			/* events dropped: ring full */
+	unsigned long mapped;		/* bit 0: mmap done (only once) */
+};
+
+struct rv_user {
+	struct rv_job_dev *jdev;	/* reference held */
+	u32 rv_index;
+	pid_t tgid;			/* the attaching process */
+	struct mm_struct *mm;		/* its mm, mmgrab()ed */
+	u32 mr_cache_mb;
+	u64 max_fmr_size;
+	struct rv_ring ring;		/* num == 0: no ring */
+	struct mutex reg_mutex;		/* REG_MEM, EVICT: see lock order */
+	struct rv_mr_cache cache;
+	struct list_head zombies;	/* dead MRs, under cache.lock */
+	struct work_struct zombie_work;	/* destroys zombies */
+	struct rv_event_stats_params_out estats;
+};
+
 struct rv_file {
-	struct mutex lock;		/* serialises this file's ioctls */
+	struct mutex lock;		/* ATTACH, CAPABILITY */
 	u32 abi_version;		/* RV_ABI_VERSION() the client declared */
+	struct rv_user *user;		/* set once by ATTACH, release order */
 };
 
 /* rv_dev.c */
@@ -57,8 +136,40 @@ void rv_dev_exit(void);
 struct rv_device *rv_device_get_by_name(const char *name);
 void rv_device_put(struct rv_device *dev);
 
+/*
+ * ioctl handlers. Those given the file run for any caller; those given a
+ * user run only for the process that attached (the dispatcher checks).
+ */
+struct rv_ioctl_ctx {
+	struct rv_file *rf;
+	struct rv_user *user;		/* NULL unless the ioctl needs it */
+	void __user *uarg;
+	unsigned int cmd;
+};
+
 /* rv_file.c */
 extern const struct file_operations rv_fops;
+struct rv_user *rv_file_user(struct rv_file *rf, int *err);
+
+/* rv_job.c */
+long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx);
+void rv_user_free(struct rv_user *user);
+
+/* rv_ring.c */
 unsigned int rv_event_stride(u32 abi_version);
+int rv_ring_init(struct rv_ring *ring, u32 num, u32 abi_version);
+void rv_ring_free(struct rv_ring *ring);
+int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma);
+bool rv_ring_post(struct rv_ring *ring, u8 event_type,
+		  const struct rv_event_wc *wc);
+long rv_ioctl_get_event_stats(const struct rv_ioctl_ctx *ctx);
+
+/* rv_mr.c */
+int rv_mr_user_init(struct rv_user *user);
+void rv_mr_user_exit(struct rv_user *user);
+long rv_ioctl_reg_mem(const struct rv_ioctl_ctx *ctx);
+long rv_ioctl_dereg_mem(const struct rv_ioctl_ctx *ctx);
+long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx);
+long rv_ioctl_get_cache_stats(const struct rv_ioctl_ctx *ctx);
 
 #endif /* RV_H */

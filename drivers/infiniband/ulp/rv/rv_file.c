@@ -15,17 +15,30 @@
 #include "rv.h"
 
 /**
- * rv_event_stride - bytes per event ring entry for a client ABI
- * @abi_version: RV_ABI_VERSION() the client declared
+ * rv_file_user - the attach of this file, for a caller that needs one
+ * @rf: the file
+ * @err: set when NULL is returned
  *
- * Return: sizeof(struct rv_event) for ABI 1.7 and newer, else the 65-byte
- * packed layout of the older headers.
+ * Only the attaching process may use an attach: a child after fork, or the
+ * process after exec, gets -EACCES. Takes no lock (rf->user is published
+ * once by ATTACH), so it may run under mmap_lock.
+ *
+ * Return: the attach, or NULL with *@err -EINVAL (not attached) or -EACCES.
  */
-unsigned int rv_event_stride(u32 abi_version)
+struct rv_user *rv_file_user(struct rv_file *rf, int *err)
 {
-	if (abi_version >= RV_ABI_VERSION(1, 7))
-		return sizeof(struct rv_event);
-	return RV_EVENT_LEGACY_SIZE;
+	/* Pairs with the release in rv_ioctl_attach(). */
+	struct rv_user *user = smp_load_acquire(&rf->user);
+
+	if (!user) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (user->mm != current->mm || user->tgid != current->tgid) {
+		*err = -EACCES;
+		return NULL;
+	}
+	return user;
 }
 
 static int rv_open(struct inode *inode, struct file *filp)
@@ -46,6 +59,8 @@ static int rv_release(struct inode *inode, struct file *filp)
 {
 	struct rv_file *rf = filp->private_data;
 
+	if (rf->user)
+		rv_user_free(rf->user);
 	mutex_destroy(&rf->lock);
 	kfree(rf);
 	return 0;
@@ -56,13 +71,14 @@ static bool rv_is_zero(const void *p, size_t len)
 	return !memchr_inv(p, 0, len);
 }
 
-static long rv_ioctl_capability(struct rv_file *rf, void __user *uarg,
-				unsigned int cmd)
+static long rv_ioctl_capability(const struct rv_ioctl_ctx *ctx)
 {
 	struct rv_capability_params p = {};
+	void __user *uarg = ctx->uarg;
+	struct rv_file *rf = ctx->rf;
 	u32 abi;
 
-	if (cmd == RV_IOCTL_QUERY_R2) {
+	if (ctx->cmd == RV_IOCTL_QUERY_R2) {
 		/* The 1.2 form carries no input. */
 		abi = RV_ABI_VERSION(1, 2);
 	} else {
@@ -90,31 +106,18 @@ static long rv_ioctl_capability(struct rv_file *rf, void __user *uarg,
 	return 0;
 }
 
-static long rv_ioctl_attach(struct rv_file *rf, void __user *uarg,
-			    unsigned int cmd)
-{
-	struct rv_attach_params p = {};
-
-	if (copy_from_user(&p, uarg, _IOC_SIZE(cmd)))
-		return -EFAULT;
-	/*
-	 * MRs in a user PD would need ib_uverbs internals; only the kernel
-	 * mode exists, and it arrives with the job model.
-	 */
-	return -EOPNOTSUPP;
-}
-
-typedef long (*rv_ioctl_fn)(struct rv_file *rf, void __user *uarg,
-			    unsigned int cmd);
+typedef long (*rv_ioctl_fn)(const struct rv_ioctl_ctx *ctx);
 
 /*
  * Every ioctl number rv defines, with the command forms it accepts. A
  * number without a handler is part of the ABI but not implemented by this
- * build of the module.
+ * build of the module. @attached: only the process that attached may call
+ * it.
  */
 struct rv_ioctl_desc {
 	unsigned int cmds[3];
 	rv_ioctl_fn fn;
+	bool attached;
 };
 
 #define RV_IOCTL_FIRST_NR 0xF1
@@ -124,10 +127,14 @@ static const struct rv_ioctl_desc rv_ioctls[] = {
 	[RV_IOC_IDX(RV_IOCTL_ATTACH)] = {
 		{ RV_IOCTL_ATTACH, RV_IOCTL_ATTACH_R5 }, rv_ioctl_attach },
 	[RV_IOC_IDX(RV_IOCTL_REG_MEM)] = {
-		{ RV_IOCTL_REG_MEM, RV_IOCTL_REG_MEM_R4, RV_IOCTL_REG_MEM_R1 } },
-	[RV_IOC_IDX(RV_IOCTL_DEREG_MEM)] = { { RV_IOCTL_DEREG_MEM } },
-	[RV_IOC_IDX(RV_IOCTL_EVICT)] = { { RV_IOCTL_EVICT } },
-	[RV_IOC_IDX(RV_IOCTL_GET_CACHE_STATS)] = { { RV_IOCTL_GET_CACHE_STATS } },
+		{ RV_IOCTL_REG_MEM, RV_IOCTL_REG_MEM_R4, RV_IOCTL_REG_MEM_R1 },
+		rv_ioctl_reg_mem, true },
+	[RV_IOC_IDX(RV_IOCTL_DEREG_MEM)] = {
+		{ RV_IOCTL_DEREG_MEM }, rv_ioctl_dereg_mem, true },
+	[RV_IOC_IDX(RV_IOCTL_EVICT)] = {
+		{ RV_IOCTL_EVICT }, rv_ioctl_evict, true },
+	[RV_IOC_IDX(RV_IOCTL_GET_CACHE_STATS)] = {
+		{ RV_IOCTL_GET_CACHE_STATS }, rv_ioctl_get_cache_stats, true },
 	[RV_IOC_IDX(RV_IOCTL_CONN_CREATE)] = { { RV_IOCTL_CONN_CREATE } },
 	[RV_IOC_IDX(RV_IOCTL_CONN_CONNECT)] = { { RV_IOCTL_CONN_CONNECT } },
 	[RV_IOC_IDX(RV_IOCTL_CONN_CONNECTED)] = { { RV_IOCTL_CONN_CONNECTED } },
@@ -137,16 +144,22 @@ static const struct rv_ioctl_desc rv_ioctls[] = {
 		{ RV_IOCTL_CAPABILITY, RV_IOCTL_QUERY_R2 },
 		rv_ioctl_capability },
 	[RV_IOC_IDX(RV_IOCTL_CONN_GET_STATS)] = { { RV_IOCTL_CONN_GET_STATS } },
-	[RV_IOC_IDX(RV_IOCTL_GET_EVENT_STATS)] = { { RV_IOCTL_GET_EVENT_STATS } },
+	[RV_IOC_IDX(RV_IOCTL_GET_EVENT_STATS)] = {
+		{ RV_IOCTL_GET_EVENT_STATS }, rv_ioctl_get_event_stats, true },
 	[RV_IOC_IDX(RV_IOCTL_CONN_GET_CONN_COUNT)] = {
 		{ RV_IOCTL_CONN_GET_CONN_COUNT } },
 };
 
 static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
+	struct rv_ioctl_ctx ctx = {
+		.rf = filp->private_data,
+		.uarg = (void __user *)arg,
+		.cmd = cmd,
+	};
 	const struct rv_ioctl_desc *desc;
 	unsigned int nr = _IOC_NR(cmd);
-	int i;
+	int i, err;
 
 	if (_IOC_TYPE(cmd) != RV_MAGIC || nr < RV_IOCTL_FIRST_NR ||
 	    nr - RV_IOCTL_FIRST_NR >= ARRAY_SIZE(rv_ioctls))
@@ -160,9 +173,26 @@ static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 			continue;
 		if (!desc->fn)
 			return -EOPNOTSUPP;
-		return desc->fn(filp->private_data, (void __user *)arg, cmd);
+		if (desc->attached) {
+			ctx.user = rv_file_user(ctx.rf, &err);
+			if (!ctx.user)
+				return err;
+		}
+		return desc->fn(&ctx);
 	}
 	return -EINVAL;
+}
+
+/* Runs under mmap_lock: no lock of ours that REG_MEM holds may be taken. */
+static int rv_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct rv_user *user;
+	int ret;
+
+	user = rv_file_user(filp->private_data, &ret);
+	if (!user)
+		return ret;
+	return rv_ring_mmap(&user->ring, vma);
 }
 
 const struct file_operations rv_fops = {
@@ -170,6 +200,7 @@ const struct file_operations rv_fops = {
 	.open = rv_open,
 	.release = rv_release,
 	.unlocked_ioctl = rv_ioctl,
+	.mmap = rv_mmap,
 	/* Every struct has the same layout for 32-bit callers. */
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

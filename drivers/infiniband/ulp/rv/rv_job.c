@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Jobs and ATTACH.
+ *
+ * The processes of one job on one device port share a struct rv_job_dev,
+ * found by (device, port, GID index, caller's euid, job key, service id):
+ * the first attach creates it with a kernel PD, later ones join it if they
+ * agree on its parameters. Each attached process gets the lowest free
+ * rv_index that fits in the job's index_bits.
+ */
+#include <linux/cred.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_cache.h>
+
+#include "rv.h"
+
+static LIST_HEAD(rv_jobs);
+static DEFINE_MUTEX(rv_jobs_lock);
+
+#define RV_Q_DEPTH_MIN 16
+#define RV_Q_DEPTH_MAX 65536
+#define RV_MR_CACHE_MB_MAX 1048576
+
+/* The attach request after defaults and policy are applied. */
+struct rv_attach_req {
+	char dev_name[RV_MAX_DEV_NAME_LEN];
+	u8 gid[16];
+	struct rv_job_key key;
+	struct rv_job_params params;
+	u32 mr_cache_mb;
+	u32 cq_entries;
+};
+
+/* Called with rv_jobs_lock held (kref_put_mutex); drops it. */
+static void rv_job_release(struct kref *kref)
+{
+	struct rv_job_dev *jdev = container_of(kref, struct rv_job_dev, kref);
+
+	list_del(&jdev->list);
+	mutex_unlock(&rv_jobs_lock);
+
+	WARN_ON(!xa_empty(&jdev->users));
+	xa_destroy(&jdev->users);
+	ib_dealloc_pd(jdev->pd);
+	rv_device_put(jdev->dev);
+	kfree(jdev);
+}
+
+static void rv_job_put(struct rv_job_dev *jdev)
+{
+	kref_put_mutex(&jdev->kref, rv_job_release, &rv_jobs_lock);
+}
+
+static bool rv_job_matches(const struct rv_job_dev *jdev,
+			   const struct rv_device *dev,
+			   const struct rv_job_key *key, kuid_t uid)
+{
+	const struct rv_job_key *k = &jdev->key;
+
+	return jdev->dev == dev && uid_eq(jdev->uid, uid) &&
+	       k->port_num == key->port_num &&
+	       k->gid_index == key->gid_index &&
+	       k->service_id == key->service_id &&
+	       k->job_key_len == key->job_key_len &&
+	       !memcmp(k->job_key, key->job_key, key->job_key_len);
+}
+
+static bool rv_job_agrees(const struct rv_job_params *a,
+			  const struct rv_job_params *b)
+{
+	return a->num_conn == b->num_conn && a->index_bits == b->index_bits &&
+	       a->q_depth == b->q_depth &&
+	       a->reconnect_timeout == b->reconnect_timeout &&
+	       a->hb_interval == b->hb_interval;
+}
+
+/*
+ * Find the caller's job-device or create it. Takes over the reference on
+ * @dev. Returns the job-device with a reference held, or ERR_PTR.
+ */
+static struct rv_job_dev *rv_job_get(struct rv_device *dev,
+				     const struct rv_attach_req *req)
+{
+	kuid_t uid = current_euid();
+	struct rv_job_dev *jdev;
+	struct ib_pd *pd;
+
+	mutex_lock(&rv_jobs_lock);
+	list_for_each_entry(jdev, &rv_jobs, list) {
+		if (!rv_job_matches(jdev, dev, &req->key, uid))
+			continue;
+		/* Under rv_jobs_lock a listed job holds a reference. */
+		if (rv_job_agrees(&jdev->params, &req->params))
+			kref_get(&jdev->kref);
+		else
+			jdev = ERR_PTR(-EBUSY);
+		mutex_unlock(&rv_jobs_lock);
+		rv_device_put(dev);
+		return jdev;
+	}
+
+	jdev = kzalloc(sizeof(*jdev), GFP_KERNEL);
+	if (!jdev) {
+		jdev = ERR_PTR(-ENOMEM);
+		goto out_put_dev;
+	}
+	pd = ib_alloc_pd(dev->ib_dev, 0);
+	if (IS_ERR(pd)) {
+		kfree(jdev);
+		jdev = ERR_CAST(pd);
+		goto out_put_dev;
+	}
+	kref_init(&jdev->kref);
+	jdev->dev = dev;
+	jdev->pd = pd;
+	jdev->uid = uid;
+	jdev->key = req->key;
+	jdev->params = req->params;
+	xa_init_flags(&jdev->users, XA_FLAGS_ALLOC);
+	list_add_tail(&jdev->list, &rv_jobs);
+	mutex_unlock(&rv_jobs_lock);
+	return jdev;
+
+out_put_dev:
+	mutex_unlock(&rv_jobs_lock);
+	rv_device_put(dev);
+	return jdev;
+}
+
+/* Checks that need no device; fills @req with defaults and policy applied. */
+static int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
+			   struct rv_attach_req *req)
+{
+	u8 mode = in->rdma_mode & RV_RDMA_MODE_MASK;
+
+	if (in->resv1 || in->resv2 || memchr_inv(in->resv3, 0,
+						 sizeof(in->resv3)) ||
+	    (!r5 && in->resv4))
+		return -EINVAL;
+	if (in->rdma_mode & ~(RV_RDMA_MODE_MASK | RV_RDMA_MODE_UPSIZE_CPU))
+		return -EINVAL;
+	if (mode == RV_RDMA_MODE_USER)
+		return -EOPNOTSUPP;
+	if (mode > RV_RDMA_MODE_MAX)
+		return -EINVAL;
+	if (!in->dev_name[0] ||
+	    !memchr(in->dev_name, 0, sizeof(in->dev_name)))
+		return -EINVAL;
+	if (in->num_conn > RV_MAX_NUM_CONN ||
+	    in->index_bits > RV_MAX_INDEX_BITS ||
+	    in->job_key_len > RV_MAX_JOB_KEY_LEN ||
+	    in->cq_entries > RV_MAX_CQ_ENTRIES || in->cq_entries == 1 ||
+	    (in->q_depth && (in->q_depth < RV_Q_DEPTH_MIN ||
+			     in->q_depth > RV_Q_DEPTH_MAX)) ||
+	    in->mr_cache_size > RV_MR_CACHE_MB_MAX)
+		return -EINVAL;
+	if (in->reconnect_timeout && in->hb_interval &&
+	    (u64)in->reconnect_timeout * 1000 <= in->hb_interval)
+		return -EINVAL;
+
+	memcpy(req->dev_name, in->dev_name, sizeof(req->dev_name));
+	memcpy(req->gid, in->loc_gid, sizeof(req->gid));
+	req->key.port_num = in->port_num;
+	req->key.gid_index = in->loc_gid_index;
+	memcpy(req->key.job_key, in->job_key, in->job_key_len);
+	req->key.job_key_len = in->job_key_len;
+	req->key.service_id = in->service_id ?: rv_params.service_id;
+	req->params.num_conn = in->num_conn ?: rv_params.num_conn;
+	req->params.index_bits = in->index_bits;
+	req->params.q_depth = in->q_depth ?: rv_params.q_depth;
+	req->params.reconnect_timeout = min(in->reconnect_timeout,
+					    rv_params.max_reconnect_timeout);
+	req->params.hb_interval = in->hb_interval ?
+		max(in->hb_interval, rv_params.min_hb_interval) : 0;
+	if (in->mr_cache_size)
+		req->mr_cache_mb = in->mr_cache_size;
+	else if (in->rdma_mode & RV_RDMA_MODE_UPSIZE_CPU)
+		req->mr_cache_mb = rv_params.mr_cache_size_gpu;
+	else
+		req->mr_cache_mb = rv_params.mr_cache_size;
+	req->cq_entries = in->cq_entries;
+	return 0;
+}
+
+/* The port must exist and be ACTIVE, the GID at gid_index must be gid. */
+static int rv_attach_check_port(struct rv_device *dev,
+				const struct rv_attach_req *req)
+{
+	struct ib_device *ibdev = dev->ib_dev;
+	const struct ib_gid_attr *attr;
+	enum ib_port_state state;
+	int ret;
+
+	if (!rdma_is_port_valid(ibdev, req->key.port_num))
+		return -EINVAL;
+	ret = ib_get_cached_port_state(ibdev, req->key.port_num, &state);
+	if (ret)
+		return ret;
+	if (state != IB_PORT_ACTIVE)
+		return -ENETDOWN;
+
+	attr = rdma_get_gid_attr(ibdev, req->key.port_num, req->key.gid_index);
+	if (IS_ERR(attr))
+		return -ENOENT;
+	ret = memcmp(attr->gid.raw, req->gid, sizeof(req->gid)) ? -ENOENT : 0;
+	rdma_put_gid_attr(attr);
+	return ret;
+}
+
+void rv_user_free(struct rv_user *user)
+{
+	rv_mr_user_exit(user);
+	rv_ring_free(&user->ring);
+	xa_erase(&user->jdev->users, user->rv_index);
+	rv_job_put(user->jdev);
+	mmdrop(user->mm);
+	kfree(user);
+}
+
+long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
+{
+	void __user *uarg = ctx->uarg;
+	struct rv_file *rf = ctx->rf;
+	struct rv_attach_params p = {};
+	struct rv_attach_req req = {};
+	struct rv_job_dev *jdev;
+	struct rv_device *dev;
+	struct rv_user *user;
+	u32 index;
+	int ret;
+
+	if (copy_from_user(&p, uarg, _IOC_SIZE(ctx->cmd)))
+		return -EFAULT;
+
+	mutex_lock(&rf->lock);
+	if (rf->user) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	ret = rv_attach_parse(&p.in, ctx->cmd == RV_IOCTL_ATTACH_R5, &req);
+	if (ret)
+		goto out_unlock;
+
+	dev = rv_device_get_by_name(req.dev_name);
+	if (!dev) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	ret = rv_attach_check_port(dev, &req);
+	if (ret) {
+		rv_device_put(dev);
+		goto out_unlock;
+	}
+	jdev = rv_job_get(dev, &req);
+	if (IS_ERR(jdev)) {
+		ret = PTR_ERR(jdev);
+		goto out_unlock;
+	}
+
+	user = kzalloc(sizeof(*user), GFP_KERNEL);
+	if (!user) {
+		ret = -ENOMEM;
+		goto out_put_job;
+	}
+	user->jdev = jdev;
+	user->tgid = current->tgid;
+	user->mm = current->mm;
+	user->mr_cache_mb = req.mr_cache_mb;
+	user->max_fmr_size = min_t(u64, (u64)req.mr_cache_mb << 20,
+				   dev->ib_dev->attrs.max_mr_size);
+
+	ret = xa_alloc(&jdev->users, &index, user,
+		       XA_LIMIT(0, (1U << req.params.index_bits) - 1), GFP_KERNEL);
+	if (ret) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto out_free_user;
+	}
+	user->rv_index = index;
+
+	ret = rv_ring_init(&user->ring, req.cq_entries, rf->abi_version);
+	if (ret)
+		goto out_erase;
+	ret = rv_mr_user_init(user);
+	if (ret)
+		goto out_ring;
+
+	memset(&p.out, 0, sizeof(p.out));
+	p.out.rv_index = index;
+	p.out.mr_cache_size = req.mr_cache_mb;
+	p.out.q_depth = req.params.q_depth;
+	p.out.reconnect_timeout = req.params.reconnect_timeout;
+	p.out.max_fmr_size = user->max_fmr_size;
+	if (copy_to_user(uarg, &p.out, sizeof(p.out))) {
+		ret = -EFAULT;
+		goto out_mr;
+	}
+
+	mmgrab(user->mm);
+	/* Readers of rf->user take no lock: publish a complete user. */
+	smp_store_release(&rf->user, user);
+	mutex_unlock(&rf->lock);
+	return 0;
+
+out_mr:
+	rv_mr_user_exit(user);
+out_ring:
+	rv_ring_free(&user->ring);
+out_erase:
+	xa_erase(&jdev->users, index);
+out_free_user:
+	kfree(user);
+out_put_job:
+	rv_job_put(jdev);
+out_unlock:
+	mutex_unlock(&rf->lock);
+	return ret;
+}

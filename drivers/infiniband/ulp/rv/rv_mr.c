@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel MRs over the attached process's own memory: the verbs and MMU
+ * notifier backend of the MR cache (rv_mr_cache.c), and the REG_MEM,
+ * DEREG_MEM, EVICT and GET_CACHE_STATS ioctls.
+ *
+ * Each cached MR is registered with ib_reg_user_mr() in the job's PD and
+ * watched by its own mmu_interval_notifier. An invalidation of any part
+ * of its range takes it out of the cache at once; the MR itself is
+ * deregistered later by a work item, where sleeping is allowed and the
+ * notifier can be removed (it cannot be removed from its own callback).
+ */
+#include <linux/mmu_notifier.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_verbs.h>
+
+#include "rv.h"
+
+#define RV_MR_ACCESS_OK (IBV_ACCESS_KERNEL | IB_ACCESS_LOCAL_WRITE | \
+			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
+
+struct rv_mr {
+	struct rv_mr_entry entry;
+	struct rv_user *user;
+	struct ib_mr *mr;
+	struct mmu_interval_notifier mni;
+	unsigned long seq;		/* notifier sequence at registration */
+};
+
+static struct rv_mr *to_rv_mr(struct rv_mr_entry *e)
+{
+	return container_of(e, struct rv_mr, entry);
+}
+
+static bool rv_mr_invalidate(struct mmu_interval_notifier *mni,
+			     const struct mmu_notifier_range *range,
+			     unsigned long cur_seq)
+{
+	struct rv_user *user = container_of(mni, struct rv_mr, mni)->user;
+	bool dead;
+
+	/*
+	 * Permission changes (mprotect, NUMA hinting scans, soft-dirty
+	 * tracking) leave the pinned pages where they are: the MR still
+	 * describes the process's memory. Dropping it would make the cache
+	 * thrash every NUMA scan period. Everything else (unmap, clear,
+	 * migrate, release, fork's copy-on-write protection) removes it.
+	 */
+	if (range->event == MMU_NOTIFY_PROTECTION_VMA ||
+	    range->event == MMU_NOTIFY_SOFT_DIRTY)
+		return true;
+
+	spin_lock(&user->cache.lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	dead = rv_mr_cache_invalidate_locked(&user->cache, range->start,
+					     range->end, &user->zombies);
+	spin_unlock(&user->cache.lock);
+	if (dead)
+		schedule_work(&user->zombie_work);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops rv_mr_mni_ops = {
+	.invalidate = rv_mr_invalidate,
+};
+
+static struct rv_mr_entry *rv_mr_alloc(struct rv_mr_cache *cache)
+{
+	struct rv_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+
+	return mr ? &mr->entry : NULL;
+}
+
+static void rv_mr_free(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+{
+	kfree(to_rv_mr(e));
+}
+
+/* Runs in the attached process (REG_MEM checks): current->mm is user->mm. */
+static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+{
+	struct rv_user *user = container_of(cache, struct rv_user, cache);
+	struct rv_mr *mr = to_rv_mr(e);
+	int ret;
+
+	mr->user = user;
+	ret = mmu_interval_notifier_insert(&mr->mni, user->mm, e->addr, e->len,
+					   &rv_mr_mni_ops);
+	if (ret)
+		return ret;
+	mr->seq = mmu_interval_read_begin(&mr->mni);
+	mr->mr = ib_reg_user_mr(user->jdev->pd, e->addr, e->len, e->addr,
+				e->access & ~IBV_ACCESS_KERNEL);
+	if (IS_ERR(mr->mr)) {
+		ret = PTR_ERR(mr->mr);
+		mmu_interval_notifier_remove(&mr->mni);
+		return ret;
+	}
+	return 0;
+}
+
+static void rv_mr_dereg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+{
+	struct rv_mr *mr = to_rv_mr(e);
+
+	ib_dereg_mr(mr->mr);
+	mmu_interval_notifier_remove(&mr->mni);
+}
+
+/* Under cache->lock, where rv_mr_invalidate() updates the sequence. */
+static bool rv_mr_valid(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+{
+	struct rv_mr *mr = to_rv_mr(e);
+
+	return !mmu_interval_read_retry(&mr->mni, mr->seq);
+}
+
+static const struct rv_mr_cache_ops rv_mr_ops = {
+	.alloc = rv_mr_alloc,
+	.free = rv_mr_free,
+	.reg = rv_mr_reg,
+	.dereg = rv_mr_dereg,
+	.valid = rv_mr_valid,
+};
+
+static void rv_mr_destroy_zombies(struct rv_user *user)
+{
+	LIST_HEAD(dead);
+
+	spin_lock(&user->cache.lock);
+	list_splice_init(&user->zombies, &dead);
+	spin_unlock(&user->cache.lock);
+	rv_mr_cache_destroy_list(&user->cache, &dead);
+}
+
+static void rv_mr_zombie_work(struct work_struct *work)
+{
+	rv_mr_destroy_zombies(container_of(work, struct rv_user, zombie_work));
+}
+
+int rv_mr_user_init(struct rv_user *user)
+{
+	mutex_init(&user->reg_mutex);
+	INIT_LIST_HEAD(&user->zombies);
+	INIT_WORK(&user->zombie_work, rv_mr_zombie_work);
+	rv_mr_cache_init(&user->cache, &rv_mr_ops,
+			 (u64)user->mr_cache_mb << 20);
+	return 0;
+}
+
+/*
+ * Release every MR. Invalidations may still run until each MR's notifier
+ * is removed, and may queue zombies and the work; once every notifier is
+ * gone nothing can, so the second pass leaves nothing behind.
+ */
+void rv_mr_user_exit(struct rv_user *user)
+{
+	rv_mr_cache_deinit(&user->cache);
+	cancel_work_sync(&user->zombie_work);
+	rv_mr_destroy_zombies(user);
+	cancel_work_sync(&user->zombie_work);
+	rv_mr_destroy_zombies(user);
+	mutex_destroy(&user->reg_mutex);
+}
+
+static int rv_mr_check_range(struct rv_user *user, u64 addr, u64 len,
+			     u32 access)
+{
+	if (!(access & IBV_ACCESS_KERNEL))
+		return -EOPNOTSUPP;
+	if (access & ~RV_MR_ACCESS_OK)
+		return -EINVAL;
+	if ((access & IB_ACCESS_REMOTE_WRITE) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (!len || addr + len < addr || len > user->max_fmr_size)
+		return -EINVAL;
+	return 0;
+}
+
+long rv_ioctl_reg_mem(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_user *user = ctx->user;
+	struct rv_mem_params_out out = {};
+	struct rv_mem_params p = {};
+	struct rv_mr_entry *e;
+	struct ib_mr *mr;
+	int ret;
+
+	if (copy_from_user(&p, ctx->uarg, _IOC_SIZE(ctx->cmd)))
+		return -EFAULT;
+	if (p.in.resv1 || p.in.resv2[0] || p.in.resv2[1])
+		return -EINVAL;
+	ret = rv_mr_check_range(user, p.in.addr, p.in.length, p.in.access);
+	if (ret)
+		return ret;
+
+	mutex_lock(&user->reg_mutex);
+	e = rv_mr_cache_reg(&user->cache, p.in.addr, p.in.length,
+			    p.in.access);
+	if (IS_ERR(e)) {
+		mutex_unlock(&user->reg_mutex);
+		return PTR_ERR(e);
+	}
+	/* The user reference keeps the MR; DEREG needs reg_mutex. */
+	mr = to_rv_mr(e)->mr;
+	out.mr_handle = e->handle;
+	/* The MR maps virtual addresses 1:1, so a sub-range starts here. */
+	out.iova = p.in.addr;
+	out.lkey = mr->lkey;
+	out.rkey = mr->rkey;
+	if (copy_to_user(ctx->uarg, &out, sizeof(out))) {
+		rv_mr_cache_dereg(&user->cache, e->handle, e->addr, e->len,
+				  e->access);
+		ret = -EFAULT;
+	}
+	mutex_unlock(&user->reg_mutex);
+	return ret;
+}
+
+long rv_ioctl_dereg_mem(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_user *user = ctx->user;
+	struct rv_dereg_params_in p;
+	int ret;
+
+	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
+		return -EFAULT;
+	/* p.resv1 is not checked: deployed clients leave it uninitialised. */
+	if (p.mr_handle > U32_MAX)
+		return -EINVAL;
+
+	mutex_lock(&user->reg_mutex);
+	ret = rv_mr_cache_dereg(&user->cache, p.mr_handle, p.addr, p.length,
+				p.access);
+	mutex_unlock(&user->reg_mutex);
+	return ret;
+}
+
+long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_user *user = ctx->user;
+	struct rv_evict_params p;
+	u64 bytes = 0;
+	u32 count = 0;
+	int ret;
+
+	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
+		return -EFAULT;
+	if (memchr_inv(p.in.pad, 0, sizeof(p.in.pad)))
+		return -EINVAL;
+
+	mutex_lock(&user->reg_mutex);
+	switch (p.in.type) {
+	case RV_EVICT_TYPE_SEARCH_EXACT:
+		ret = p.in.search.resv1 ? -EINVAL :
+			rv_mr_cache_evict_exact(&user->cache, p.in.search.addr,
+						p.in.search.length,
+						p.in.search.access,
+						&bytes, &count);
+		break;
+	case RV_EVICT_TYPE_SEARCH_RANGE:
+		ret = p.in.search.resv1 ? -EINVAL :
+			rv_mr_cache_evict_range(&user->cache, p.in.search.addr,
+						p.in.search.length,
+						&bytes, &count);
+		break;
+	case RV_EVICT_TYPE_AMOUNT:
+		ret = p.in.amount.resv1 ? -EINVAL :
+			rv_mr_cache_evict_amount(&user->cache,
+						 p.in.amount.bytes,
+						 p.in.amount.count,
+						 &bytes, &count);
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	mutex_unlock(&user->reg_mutex);
+	if (ret)
+		return ret;
+
+	memset(&p.out, 0, sizeof(p.out));
+	p.out.bytes = bytes;
+	p.out.count = count;
+	if (copy_to_user(ctx->uarg, &p.out, sizeof(p.out)))
+		return -EFAULT;
+	return 0;
+}
+
+long rv_ioctl_get_cache_stats(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_cache_stats_params_out out;
+
+	rv_mr_cache_get_stats(&ctx->user->cache, &out);
+	if (copy_to_user(ctx->uarg, &out, sizeof(out)))
+		return -EFAULT;
+	return 0;
+}

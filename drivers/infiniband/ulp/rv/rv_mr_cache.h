@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The per-process MR cache core: lookup, reference counting, LRU,
+ * size limit, eviction, invalidation and statistics. It knows nothing of
+ * verbs or MMU notifiers: a backend (struct rv_mr_cache_ops) registers
+ * and deregisters, so that KUnit can drive the core with a fake one.
+ *
+ * An entry covers [addr, addr + len) with one access mask. It is in one
+ * of these states:
+ *   live    - in the interval tree and the handle xarray; found by lookup;
+ *             on the LRU when it holds no reference;
+ *   stale   - invalidated while referenced: out of the tree and the LRU,
+ *             still in the xarray so DEREG_MEM finds it; destroyed when
+ *             the last reference goes;
+ *   dead    - out of every index, handed back to the caller on a list to
+ *             be destroyed (ops->dereg, ops->free) where sleeping is
+ *             allowed.
+ *
+ * References: user_refs counts REG_MEM calls not yet matched by DEREG_MEM;
+ * io_refs counts in-flight writes. Only an entry with neither is evicted.
+ *
+ * Locking: cache->lock (a spinlock) protects everything in the cache and
+ * every entry's state; it is never held across a backend call. Calls that
+ * may register (rv_mr_cache_reg) are serialised by the caller.
+ */
+#ifndef RV_MR_CACHE_H
+#define RV_MR_CACHE_H
+
+#include <linux/interval_tree.h>
+#include <linux/list.h>
+#include <linux/rbtree.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <rdma/rv_user_ioctls.h>
+
+struct rv_mr_cache;
+
+struct rv_mr_entry {
+	struct interval_tree_node it;	/* [addr, addr + len - 1] */
+	struct list_head lru;		/* on cache->lru while unreferenced */
+	struct list_head dead;		/* on a caller's destroy list */
+	u64 addr;
+	u64 len;
+	u32 access;
+	u32 handle;			/* id in cache->handles, never 0 */
+	u32 user_refs;
+	u32 io_refs;
+	bool stale;
+};
+
+/**
+ * struct rv_mr_cache_ops - what a backend provides
+ * @alloc: allocate an entry (the backend may embed it in a larger struct)
+ * @free: free an entry from @alloc
+ * @reg: register the entry's range; may sleep; 0 or -errno
+ * @dereg: undo @reg; may sleep
+ * @valid: optional; called with cache->lock held just before a newly
+ *	registered entry is inserted. False means its range was invalidated
+ *	while @reg ran: the entry is destroyed and REG_MEM fails with -EAGAIN
+ *	(counted as failed).
+ */
+struct rv_mr_cache_ops {
+	struct rv_mr_entry *(*alloc)(struct rv_mr_cache *cache);
+	void (*free)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
+	int (*reg)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
+	void (*dereg)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
+	bool (*valid)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
+};
+
+struct rv_mr_cache {
+	spinlock_t lock;		/* see the top of this file */
+	struct rb_root_cached tree;	/* live entries */
+	struct list_head lru;		/* unreferenced live entries, LRU first */
+	struct xarray handles;		/* handle -> live or stale entry */
+	u32 next_handle;
+	u64 limit;			/* bytes */
+	const struct rv_mr_cache_ops *ops;
+	struct rv_cache_stats_params_out stats;	/* under lock */
+};
+
+void rv_mr_cache_init(struct rv_mr_cache *cache,
+		      const struct rv_mr_cache_ops *ops, u64 limit_bytes);
+
+/*
+ * REG_MEM: find a live entry containing [addr, addr + len) with exactly
+ * @access (a hit: user_refs++), or make room within the limit by evicting
+ * unreferenced entries LRU-first, register a new entry and insert it (a
+ * miss). Returns the entry with a user reference, or ERR_PTR: -ENOMEM
+ * when the cache is full of referenced entries (counted as full), the
+ * backend's error (counted as failed). Evicted entries are destroyed
+ * before returning. May sleep.
+ */
+struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
+				    u64 len, u32 access);
+
+/*
+ * DEREG_MEM: drop one user reference of the entry @handle, which must
+ * contain [addr, addr + len) (the range given to REG_MEM, possibly a
+ * sub-range of the entry), have exactly this access and hold a user
+ * reference (else -EINVAL). May sleep (destroys a stale entry on its last
+ * reference).
+ */
+int rv_mr_cache_dereg(struct rv_mr_cache *cache, u32 handle, u64 addr,
+		      u64 len, u32 access);
+
+/*
+ * The write path: take an IO reference on the live entry @handle if it
+ * contains [addr, addr + len) with exactly this access; NULL if there is
+ * none (or it is stale). Does not sleep.
+ */
+struct rv_mr_entry *rv_mr_cache_get_io(struct rv_mr_cache *cache, u32 handle,
+				       u64 addr, u64 len, u32 access);
+
+/*
+ * Drop an IO reference. Does not sleep: if the entry must now be
+ * destroyed (it is stale), it is moved onto @dead and true is returned;
+ * the caller destroys it later with rv_mr_cache_destroy_list().
+ */
+bool rv_mr_cache_put_io(struct rv_mr_cache *cache, struct rv_mr_entry *e,
+			struct list_head *dead);
+
+/*
+ * The range [start, end) of the process's memory is changing. Every live
+ * entry overlapping it leaves the tree (lookup can no longer find it);
+ * unreferenced ones are moved onto @dead (counted in remove), referenced
+ * ones become stale. Called with cache->lock held (the MMU notifier glue
+ * updates its sequence number under the same lock). Does not sleep.
+ * Returns true if @dead was extended.
+ */
+bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
+				   u64 end, struct list_head *dead);
+
+/*
+ * EVICT. Unreferenced entries only: the one matching exactly (-ENOENT if
+ * none), all overlapping [addr, addr + len) (access ignored), or LRU-first
+ * until at least @bytes and at least @count were evicted. Reports what was
+ * evicted; -ENOENT if nothing was. May sleep.
+ */
+int rv_mr_cache_evict_exact(struct rv_mr_cache *cache, u64 addr, u64 len,
+			    u32 access, u64 *bytes, u32 *count);
+int rv_mr_cache_evict_range(struct rv_mr_cache *cache, u64 addr, u64 len,
+			    u64 *bytes, u32 *count);
+int rv_mr_cache_evict_amount(struct rv_mr_cache *cache, u64 bytes_wanted,
+			     u32 count_wanted, u64 *bytes, u32 *count);
+
+void rv_mr_cache_get_stats(struct rv_mr_cache *cache,
+			   struct rv_cache_stats_params_out *out);
+
+/* Deregister and free every entry on @dead. May sleep. */
+void rv_mr_cache_destroy_list(struct rv_mr_cache *cache,
+			      struct list_head *dead);
+
+/*
+ * Teardown (close): every entry, referenced or not, is destroyed (counted
+ * in remove). The caller guarantees no other call is running or will run.
+ */
+void rv_mr_cache_deinit(struct rv_mr_cache *cache);
+
+#endif /* RV_MR_CACHE_H */

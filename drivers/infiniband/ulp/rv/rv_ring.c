@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The event ring: a header and cq_entries entries in vmalloc_user memory
+ * that the attached process maps once with mmap at offset 0.
+ *
+ * The kernel is the only producer. It keeps its own tail and never trusts
+ * the header: it reads head only to tell full from not full, bounded to
+ * the ring, so a process that scribbles over the header can lose its own
+ * events but never make the kernel write outside the ring. Entries are
+ * written completely before the new tail is published with release
+ * ordering; the consumer reads tail with acquire ordering.
+ */
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <linux/uaccess.h>
+
+#include "rv.h"
+
+/* The entry layout of ABI 1.6 and older: packed, 65 bytes. */
+struct rv_event_legacy {
+	u8 event_type;
+	u8 status;
+	u16 resv1;
+	u32 imm_data;
+	u8 pad;
+	u64 wr_id;
+	u64 conn_handle;
+	u32 byte_len;
+	u32 resv2;
+	u8 resv3[32];
+} __packed;
+
+static_assert(sizeof(struct rv_event_legacy) == RV_EVENT_LEGACY_SIZE);
+static_assert(offsetof(struct rv_event_legacy, wr_id) == 9);
+static_assert(offsetof(struct rv_event_legacy, byte_len) == 25);
+static_assert(sizeof(struct rv_event) == 64);
+
+/**
+ * rv_event_stride - bytes per event ring entry for a client ABI
+ * @abi_version: RV_ABI_VERSION() the client declared
+ *
+ * Return: sizeof(struct rv_event) for ABI 1.7 and newer, else the 65-byte
+ * packed layout of the older headers.
+ */
+unsigned int rv_event_stride(u32 abi_version)
+{
+	if (abi_version >= RV_ABI_VERSION(1, 7))
+		return sizeof(struct rv_event);
+	return RV_EVENT_LEGACY_SIZE;
+}
+
+int rv_ring_init(struct rv_ring *ring, u32 num, u32 abi_version)
+{
+	spin_lock_init(&ring->lock);
+	ring->num = num;
+	if (!num)
+		return 0;
+	ring->stride = rv_event_stride(abi_version);
+	ring->len = sizeof(struct rv_ring_header) + (size_t)num * ring->stride;
+	ring->buf = vmalloc_user(PAGE_ALIGN(ring->len));
+	if (!ring->buf)
+		return -ENOMEM;
+	return 0;
+}
+
+void rv_ring_free(struct rv_ring *ring)
+{
+	vfree(ring->buf);
+	ring->buf = NULL;
+}
+
+/*
+ * The one mapping of the ring: shared, offset 0, exactly the pages of the
+ * client's RV_RING_ALLOC_LEN() for the layout its ABI gets. It is not
+ * inherited across fork and cannot grow.
+ */
+int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma)
+{
+	if (!ring->num || vma->vm_pgoff ||
+	    vma_pages(vma) != PAGE_ALIGN(ring->len) >> PAGE_SHIFT ||
+	    !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (test_and_set_bit(0, &ring->mapped))
+		return -EINVAL;
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	return remap_vmalloc_range(vma, ring->buf, 0);
+}
+
+static void rv_ring_fill(struct rv_ring *ring, void *slot, u8 event_type,
+			 const struct rv_event_wc *wc)
+{
+	struct rv_event_legacy *old = slot;
+	struct rv_event *ev = slot;
+
+	if (ring->stride != RV_EVENT_LEGACY_SIZE) {
+		ev->wc = *wc;
+		ev->wc.resv0 = 0;
+		ev->event_type = event_type;
+		return;
+	}
+	memset(old, 0, sizeof(*old));
+	old->event_type = event_type;
+	old->status = wc->status;
+	old->imm_data = wc->imm_data;
+	old->wr_id = wc->wr_id;
+	old->conn_handle = wc->conn_handle;
+	old->byte_len = wc->byte_len;
+}
+
+/**
+ * rv_ring_post - add one event to a process's ring
+ * @ring: the ring
+ * @event_type: RV_WC_*
+ * @wc: the completion; wc->resv0 is ignored
+ *
+ * Does not sleep. When the ring is full the event is dropped and counted
+ * in the header's overflow_cnt, which the kernel rewrites from its own
+ * count.
+ *
+ * Return: true if the event was added.
+ */
+bool rv_ring_post(struct rv_ring *ring, u8 event_type,
+		  const struct rv_event_wc *wc)
+{
+	struct rv_ring_header *hdr = ring->buf;
+	unsigned long flags;
+	u32 head, next;
+	bool added;
+
+	if (!ring->num)
+		return false;
+	spin_lock_irqsave(&ring->lock, flags);
+	next = ring->tail + 1 == ring->num ? 0 : ring->tail + 1;
+	/* The user owns head: read it once and bound it to the ring. */
+	head = READ_ONCE(hdr->head);
+	added = head >= ring->num || next != head;
+	if (added) {
+		rv_ring_fill(ring, (u8 *)(hdr + 1) +
+			     (size_t)ring->tail * ring->stride,
+			     event_type, wc);
+		ring->tail = next;
+		/* Pairs with the consumer's acquire read of tail. */
+		smp_store_release(&hdr->tail, next);
+	} else {
+		WRITE_ONCE(hdr->overflow_cnt, ++ring->overflow);
+	}
+	spin_unlock_irqrestore(&ring->lock, flags);
+	return added;
+}
+
+long rv_ioctl_get_event_stats(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_user *user = ctx->user;
+
+	if (copy_to_user(ctx->uarg, &user->estats, sizeof(user->estats)))
+		return -EFAULT;
+	return 0;
+}
