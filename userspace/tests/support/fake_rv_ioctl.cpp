@@ -9,6 +9,9 @@
 //   RV_FAKE_MAJOR, RV_FAKE_MINOR  the version to report
 //   RV_FAKE_CAPS                  capability bits to report (strtoull, base 0)
 //   RV_FAKE_ERRNO                 fail the ioctl with this errno instead
+//   RV_FAKE_MODULE                emulate ATTACH, the ring, the MR cache
+//                                 (fake_rv_module.cpp) instead of
+//                                 answering EOPNOTSUPP
 //
 // An ioctl of another type goes to libc. For RV_MAGIC: a number rv does
 // not define is ENOTTY, a defined number in a form the header does not
@@ -29,6 +32,8 @@
 
 #include <rv/ioctl.hpp>
 #include <rv/uapi.hpp>
+
+#include "fake_rv_module.hpp"
 
 namespace {
 
@@ -63,7 +68,7 @@ bool defined_nr(unsigned nr)
 	       (nr >= 0xF6 && nr <= 0xFF);
 }
 
-int fake(unsigned long request, void *arg)
+int fake(int fd, unsigned long request, void *arg)
 {
 	if (!defined_nr(_IOC_NR(request)))
 		return fail(ENOTTY);
@@ -73,16 +78,27 @@ int fake(unsigned long request, void *arg)
 		return fail(std::atoi(e));
 	if (reinterpret_cast<std::uintptr_t>(arg) < 4096)
 		return fail(EFAULT);
-	if (request != RV_IOCTL_CAPABILITY && request != RV_IOCTL_QUERY_R2)
+	if (request != RV_IOCTL_CAPABILITY && request != RV_IOCTL_QUERY_R2) {
+		if (rv::test::fake::module_active())
+			return rv::test::fake::module_ioctl(fd, request, arg);
 		return fail(EOPNOTSUPP);
+	}
 
 	auto *p = static_cast<rv_capability_params *>(arg);
 	if (request == RV_IOCTL_CAPABILITY && (!is_zero(*p) || !p->major_rev))
 		return fail(EINVAL);
+	const __u16 declared_major = p->major_rev;
+	const __u16 declared_minor = p->minor_rev;
 	*p = rv_capability_params{};
 	p->major_rev = static_cast<__u16>(env_number("RV_FAKE_MAJOR"));
 	p->minor_rev = static_cast<__u16>(env_number("RV_FAKE_MINOR"));
 	p->capability = env_number("RV_FAKE_CAPS");
+	if (rv::test::fake::module_active())
+		rv::test::fake::record_abi(
+			fd, request == RV_IOCTL_QUERY_R2
+				? RV_ABI_VERSION(1u, 2u)
+				: RV_ABI_VERSION(std::uint32_t{declared_major},
+						 std::uint32_t{declared_minor}));
 	return 0;
 }
 
@@ -98,7 +114,7 @@ ioctl(int fd, unsigned long request, ...)
 	va_end(ap);
 
 	if (std::getenv("RV_FAKE_MAJOR") && _IOC_TYPE(request) == RV_MAGIC)
-		return fake(request, arg);
+		return fake(fd, request, arg);
 
 	static auto real = reinterpret_cast<ioctl_fn>(dlsym(RTLD_NEXT, "ioctl"));
 	if (!real) {

@@ -28,6 +28,20 @@ TEST(Capability, CurrentAbi)
 		<< "capability 0x" << std::hex << cap.capability;
 }
 
+TEST(Capability, ReportsEvict)
+{
+	// RV_IOCTL_EVICT works from issue 3 on.
+	rv::Device dev(device_path());
+	rv::Capability cap = dev.capability();
+
+	EXPECT_TRUE(cap.has(RV_CAP_EVICT)) << "capability 0x" << std::hex
+					   << cap.capability;
+	EXPECT_TRUE(rv::Device(device_path()).query_r2().has(RV_CAP_EVICT));
+	EXPECT_TRUE(rv::Device(device_path())
+			    .capability(rv::Version{1, 6}, RV_CAP_EVICT)
+			    .has(RV_CAP_EVICT));
+}
+
 TEST(Capability, RawStructOutput)
 {
 	rv::Device dev(device_path());

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <system_error>
 
 #include <sys/ioctl.h>
@@ -46,6 +47,167 @@ int ioctl_errno(int fd, unsigned long request, void *arg)
 	if (::ioctl(fd, request, arg) < 0)
 		return errno ? errno : -1;
 	return 0;
+}
+
+namespace {
+
+std::vector<std::string> words(const char *env_name)
+{
+	std::vector<std::string> out;
+	const char *v = std::getenv(env_name);
+	if (!v)
+		return out;
+	std::istringstream in(v);
+	std::string w;
+	while (in >> w)
+		out.push_back(w);
+	return out;
+}
+
+std::vector<Node> discover_nodes()
+{
+	std::vector<Node> out;
+	rv::RdmaSysfs sysfs;
+	auto devs = words("RV_NODES");
+	auto netdevs = words("RV_NETDEVS");
+	auto ips = words("RV_NODE_IPS");
+	auto gid_indexes = words("RV_NODE_GID_INDEXES");
+
+	if (devs.empty()) {
+		// Not on the bench: every device with a RoCE v2 IPv4 GID.
+		for (const auto &d : sysfs.devices()) {
+			auto gids = sysfs.roce_v2_ipv4_gids(d, 1);
+			if (gids.empty())
+				continue;
+			Node n;
+			n.dev = d;
+			n.netdev = gids.front().netdev;
+			n.ip = gids.front().ipv4;
+			n.gid_index = gids.front().index;
+			n.gid = gids.front().gid;
+			out.push_back(n);
+		}
+		return out;
+	}
+
+	for (std::size_t i = 0; i < devs.size(); i++) {
+		Node n;
+		n.dev = devs[i];
+		if (i < netdevs.size())
+			n.netdev = netdevs[i];
+		if (i < ips.size())
+			n.ip = rv::parse_ipv4(ips[i]).value_or(0);
+		std::optional<rv::RoceGid> found;
+		try {
+			found = sysfs.find_roce_v2_ipv4_gid(
+				n.dev, 1, n.ip ? std::optional(n.ip) : std::nullopt);
+		} catch (const std::system_error &) {
+		}
+		if (i < gid_indexes.size())
+			n.gid_index = static_cast<std::uint16_t>(
+				std::strtoul(gid_indexes[i].c_str(), nullptr, 10));
+		else if (found)
+			n.gid_index = found->index;
+		if (!n.ip && found)
+			n.ip = found->ipv4;
+		// What the GID table holds at that index; without sysfs
+		// (a dry run against a fake module) what it should hold.
+		n.gid = sysfs.gid(n.dev, 1, n.gid_index)
+				.value_or(rv::ipv4_mapped_gid(n.ip));
+		out.push_back(n);
+	}
+	return out;
+}
+
+} // namespace
+
+const std::vector<Node> &nodes()
+{
+	static const std::vector<Node> all = discover_nodes();
+	return all;
+}
+
+std::optional<Node> node(std::size_t i)
+{
+	const auto &all = nodes();
+	if (i >= all.size())
+		return std::nullopt;
+	return all[i];
+}
+
+rv::AttachParams params_for(const Node &n, std::optional<rv::JobKey> key)
+{
+	rv::AttachParams p;
+
+	p.dev_name = n.dev;
+	p.port_num = 1;
+	p.loc_gid_index = n.gid_index;
+	p.loc_gid = n.gid;
+	p.loc_addr = n.ip;
+	p.job_key = key ? *key : rv::random_job_key();
+	p.job_key_len = RV_MAX_JOB_KEY_LEN;
+	return p;
+}
+
+rv::Device open_declared(rv::Version abi)
+{
+	rv::Device dev(device_path());
+	(void)dev.capability(abi);
+	return dev;
+}
+
+rv::Device attach_new(const rv::AttachParams &p, rv::Version abi)
+{
+	rv::Device dev = open_declared(abi);
+	(void)dev.attach(p);
+	return dev;
+}
+
+bool is_root()
+{
+	return ::geteuid() == 0;
+}
+
+bool in_test_vm()
+{
+	const char *v = std::getenv("RV_VM");
+	return v && std::string(v) == "1";
+}
+
+std::string which(const std::string &prog)
+{
+	const char *path = std::getenv("PATH");
+	std::string dirs = path ? path : "/usr/sbin:/usr/bin:/sbin:/bin";
+	std::size_t start = 0;
+
+	for (;;) {
+		std::size_t end = dirs.find(':', start);
+		std::string dir = dirs.substr(start, end - start);
+		if (!dir.empty()) {
+			std::string cand = dir + "/" + prog;
+			if (::access(cand.c_str(), X_OK) == 0)
+				return cand;
+		}
+		if (end == std::string::npos)
+			return {};
+		start = end + 1;
+	}
+}
+
+std::string to_string(const rv::CacheStats &s)
+{
+	std::ostringstream o;
+
+	o << "cache_size " << s.cache_size << " max_cache_size "
+	  << s.max_cache_size << " limit " << s.limit_cache_size
+	  << " count " << s.count << " max_count " << s.max_count
+	  << " inuse " << s.inuse << " max_inuse " << s.max_inuse
+	  << " inuse_bytes " << s.inuse_bytes << " max_inuse_bytes "
+	  << s.max_inuse_bytes << " max_refcount " << s.max_refcount
+	  << " hit " << s.hit << " miss " << s.miss << " full " << s.full
+	  << " failed " << s.failed << " remove " << s.remove << " evict "
+	  << s.evict;
+	return o.str();
 }
 
 } // namespace rv::test

@@ -5,10 +5,23 @@
 //   RV_DEVICE  device node to test (default RV_FILE_NAME, /dev/rv)
 //   RV_RVINFO  rvinfo binary (default: the one built with these tests,
 //              else an rvinfo next to rv_vm_tests)
+//   RV_NODES, RV_NETDEVS, RV_NODE_IPS, RV_NODE_GID_INDEXES
+//              the RDMA nodes (tools/testing/vm/rxe-setup.sh): device,
+//              netdev, IPv4 and RoCE v2 GID index of each, space
+//              separated. Unset: every RDMA device whose port 1 has a
+//              RoCE v2 IPv4 GID, in name order.
 #ifndef RV_TEST_VM_ENV_HPP
 #define RV_TEST_VM_ENV_HPP
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include <rv/attach.hpp>
+#include <rv/device.hpp>
+#include <rv/rdma_sysfs.hpp>
 
 namespace rv::test {
 
@@ -19,6 +32,59 @@ namespace rv::test {
 // the exact error of malformed requests without the library's checks.
 [[nodiscard]] int ioctl_errno(int fd, unsigned long request, void *arg);
 
+// One RDMA node of the test bench.
+struct Node {
+	std::string dev;		// rxe0
+	std::string netdev;		// va (may be empty)
+	std::uint32_t ip = 0;		// host order
+	std::uint16_t gid_index = 0;	// RoCE v2 GID of ip on port 1
+	rv::Gid gid{};			// ::ffff:ip
+};
+
+// The nodes, from the environment or sysfs (see above).
+[[nodiscard]] const std::vector<Node> &nodes();
+// Node i, or nullopt if there are fewer.
+[[nodiscard]] std::optional<Node> node(std::size_t i);
+
+// Attach parameters for node n: PSM3's defaults, port 1, the node's GID,
+// index and address, and a fresh random job key (or key).
+[[nodiscard]] rv::AttachParams params_for(
+	const Node &n, std::optional<rv::JobKey> key = {});
+
+// A new file of device_path() that declared abi with CAPABILITY.
+[[nodiscard]] rv::Device open_declared(rv::Version abi = rv::Version::header());
+
+// open_declared(abi) and attach(p); throws on failure.
+[[nodiscard]] rv::Device attach_new(const rv::AttachParams &p,
+				    rv::Version abi = rv::Version::header());
+
+[[nodiscard]] bool is_root();
+
+// Running inside the bench's VM (tools/testing/vm/vm-run sets RV_VM=1),
+// where tests may change the machine's network configuration.
+[[nodiscard]] bool in_test_vm();
+
+// Absolute path of a program found in PATH, or empty.
+[[nodiscard]] std::string which(const std::string &prog);
+
+// A one-line dump of the cache stats, for failure messages.
+[[nodiscard]] std::string to_string(const rv::CacheStats &s);
+
 } // namespace rv::test
+
+// Declares const rv::test::Node &var for node i, or skips the test.
+#define RV_NODE_OR_SKIP(var, i)                                            \
+	const auto var##_opt_ = ::rv::test::node(i);                        \
+	if (!var##_opt_)                                                    \
+		GTEST_SKIP() << "needs RDMA node " << (i)                   \
+			     << " (RV_NODES or a RoCE v2 device in sysfs)"; \
+	const ::rv::test::Node &var = *var##_opt_
+
+// Skips the test unless running as root.
+#define RV_ROOT_OR_SKIP()                                                  \
+	do {                                                                \
+		if (!::rv::test::is_root())                                 \
+			GTEST_SKIP() << "needs root";                       \
+	} while (0)
 
 #endif // RV_TEST_VM_ENV_HPP

@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
+//
+// Part of the LD_PRELOAD shim (rv_fake_ioctl.so): with RV_FAKE_MODULE set,
+// an emulation of the issue-3 behaviour of rv.ko (build/issue3-contract.md)
+// for dry runs of the VM tests on a host without the module:
+//
+//   RV_DEVICE=/dev/null RV_FAKE_MAJOR=1 RV_FAKE_MINOR=7 RV_FAKE_CAPS=2
+//   RV_FAKE_MODULE=1 RV_NODES="fake0 fake1" RV_NODE_IPS="10.0.0.1 10.0.0.2"
+//   RV_NODE_GID_INDEXES="3 3" LD_PRELOAD=.../rv_fake_ioctl.so rv_vm_tests
+//
+// (all in the environment of one command).
+//
+// It emulates ATTACH (validation order, job-devices keyed by device,
+// port, GID index, euid, key and service id, rv_index allocation), the
+// event ring mmap rules, the MR cache (hits, misses, limit, LRU, EVICT,
+// stats) and its coherence with munmap / mmap MAP_FIXED / madvise
+// (MADV_DONTNEED) / mremap, by also interposing close, mmap, munmap,
+// madvise and mremap. State lives in the process: job-devices are not
+// shared across fork, fork's copy-on-write is not seen, and RDMA devices
+// exist only as the environment names them (port 1, always ACTIVE, a
+// 16-entry GID table holding ::ffff:IP at the given index). It checks the
+// tests, never the module.
+#include "fake_rv_module.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rv/uapi.hpp>
+
+namespace {
+
+// --- the real libc functions ------------------------------------------
+
+template <typename Fn>
+Fn real(const char *name)
+{
+	return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+using mmap_fn = void *(*)(void *, size_t, int, int, int, off_t);
+using munmap_fn = int (*)(void *, size_t);
+using madvise_fn = int (*)(void *, size_t, int);
+using mremap_fn = void *(*)(void *, size_t, size_t, int, ...);
+using close_fn = int (*)(int);
+
+mmap_fn real_mmap = real<mmap_fn>("mmap");
+munmap_fn real_munmap = real<munmap_fn>("munmap");
+madvise_fn real_madvise = real<madvise_fn>("madvise");
+mremap_fn real_mremap = real<mremap_fn>("mremap");
+close_fn real_close = real<close_fn>("close");
+
+const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+
+// Whether every page of [addr, addr + len) is mapped.
+bool user_mapped(std::uint64_t addr, std::uint64_t len)
+{
+	std::uint64_t start = addr & ~(page - 1);
+	std::uint64_t end = (addr + len + page - 1) & ~(page - 1);
+	return real_madvise(reinterpret_cast<void *>(start), end - start,
+			    MADV_NORMAL) == 0;
+}
+
+// --- module parameters (defaults) and fake devices -----------------------
+
+constexpr std::uint32_t p_num_conn = 4;
+constexpr std::uint32_t p_q_depth = 4000;
+constexpr std::uint32_t p_mr_cache_size = 256;
+constexpr std::uint32_t p_mr_cache_size_gpu = 1024;
+constexpr std::uint64_t p_service_id = 0x1000125500000001ULL;
+constexpr std::uint32_t p_min_hb = 100;
+constexpr std::uint32_t p_max_reconnect = 300;
+constexpr std::size_t gid_table_len = 16;
+
+struct FakeDev {
+	std::string name;
+	std::uint32_t ip = 0;
+	std::uint16_t gid_index = 0;
+};
+
+std::vector<std::string> words(const char *env)
+{
+	std::vector<std::string> out;
+	if (const char *v = std::getenv(env)) {
+		std::istringstream in(v);
+		std::string w;
+		while (in >> w)
+			out.push_back(w);
+	}
+	return out;
+}
+
+std::uint32_t parse_ip(const std::string &s)
+{
+	unsigned a = 0, b = 0, c = 0, d = 0;
+	if (std::sscanf(s.c_str(), "%u.%u.%u.%u", &a, &b, &c, &d) != 4)
+		return 0;
+	return a << 24 | b << 16 | c << 8 | d;
+}
+
+const FakeDev *find_dev(const std::string &name)
+{
+	static const std::vector<FakeDev> devs = [] {
+		std::vector<FakeDev> v;
+		auto names = words("RV_NODES");
+		auto ips = words("RV_NODE_IPS");
+		auto idx = words("RV_NODE_GID_INDEXES");
+		for (std::size_t i = 0; i < names.size(); i++) {
+			FakeDev d;
+			d.name = names[i];
+			d.ip = i < ips.size() ? parse_ip(ips[i]) : 0;
+			d.gid_index = static_cast<std::uint16_t>(
+				i < idx.size() ? std::atoi(idx[i].c_str()) : 0);
+			v.push_back(d);
+		}
+		return v;
+	}();
+	for (const auto &d : devs)
+		if (d.name == name)
+			return &d;
+	return nullptr;
+}
+
+void fake_gid(const FakeDev &d, std::size_t index, std::uint8_t out[16])
+{
+	std::memset(out, 0, 16);
+	if (index == d.gid_index) {
+		out[10] = out[11] = 0xff;
+		out[12] = static_cast<std::uint8_t>(d.ip >> 24);
+		out[13] = static_cast<std::uint8_t>(d.ip >> 16);
+		out[14] = static_cast<std::uint8_t>(d.ip >> 8);
+		out[15] = static_cast<std::uint8_t>(d.ip);
+	} else if (index == 0) {
+		out[0] = 0xfe;
+		out[1] = 0x80;
+		out[15] = 1;
+	}
+}
+
+// --- state -------------------------------------------------------------
+
+struct JobDev {
+	std::uint8_t num_conn, index_bits;
+	std::uint32_t q_depth, reconnect, hb;
+	std::set<std::uint32_t> used;
+};
+
+struct Entry {
+	std::uint64_t addr, len;
+	std::uint32_t access;
+	std::uint32_t refs = 0;
+	bool stale = false;
+	std::uint64_t lru = 0;	// when it last became unreferenced
+};
+
+struct File {
+	std::uint32_t abi = 0;	// 0: nothing declared
+	bool attached = false;
+	pid_t owner = 0;
+	std::string job_key;
+	std::shared_ptr<JobDev> job;
+	std::uint32_t index = 0;
+	std::uint32_t cq_entries = 0;
+	bool ring_used = false;
+	void *ring = nullptr;
+	std::size_t ring_len = 0;
+	std::uint64_t limit = 0;
+	std::map<std::uint32_t, Entry> entries;	// by handle
+	std::uint32_t next_handle = 1;
+	std::uint64_t clock = 0;
+	rv_cache_stats_params_out stats{};
+};
+
+std::mutex lock;
+std::map<int, std::unique_ptr<File>> files;	// by descriptor
+std::vector<std::unique_ptr<File>> closed_mapped;	// closed, ring mapped
+std::map<std::string, std::weak_ptr<JobDev>> jobs;
+
+bool active()
+{
+	static const bool on = std::getenv("RV_FAKE_MODULE") != nullptr;
+	return on;
+}
+
+File &file(int fd)
+{
+	auto &f = files[fd];
+	if (!f)
+		f = std::make_unique<File>();
+	return *f;
+}
+
+void release(File &f)
+{
+	if (f.job) {
+		f.job->used.erase(f.index);
+		f.job.reset();
+	}
+	f.entries.clear();
+	f.attached = false;
+}
+
+// --- MR cache ------------------------------------------------------------
+
+void update_max(File &f)
+{
+	auto &s = f.stats;
+	s.cache_size = s.inuse_bytes = 0;
+	s.count = s.inuse = 0;
+	for (const auto &[h, e] : f.entries) {
+		if (e.stale)
+			continue;
+		s.cache_size += e.len;
+		s.count++;
+		if (e.refs) {
+			s.inuse++;
+			s.inuse_bytes += e.len;
+		}
+		s.max_refcount = std::max(s.max_refcount, e.refs);
+	}
+	s.max_cache_size = std::max(s.max_cache_size, s.cache_size);
+	s.max_count = std::max(s.max_count, s.count);
+	s.max_inuse = std::max(s.max_inuse, s.inuse);
+	s.max_inuse_bytes = std::max(s.max_inuse_bytes, s.inuse_bytes);
+}
+
+// Unreferenced live entries, least recently used first.
+std::vector<std::uint32_t> lru_order(const File &f)
+{
+	std::vector<std::uint32_t> v;
+	for (const auto &[h, e] : f.entries)
+		if (!e.refs && !e.stale)
+			v.push_back(h);
+	std::sort(v.begin(), v.end(), [&](auto a, auto b) {
+		return f.entries.at(a).lru < f.entries.at(b).lru;
+	});
+	return v;
+}
+
+void invalidate(std::uint64_t start, std::uint64_t end)
+{
+	for (auto &[fd, f] : files) {
+		for (auto it = f->entries.begin(); it != f->entries.end();) {
+			Entry &e = it->second;
+			if (e.stale || e.addr >= end || e.addr + e.len <= start) {
+				++it;
+				continue;
+			}
+			if (e.refs) {
+				e.stale = true;
+				++it;
+			} else {
+				f->stats.remove++;
+				it = f->entries.erase(it);
+			}
+		}
+		update_max(*f);
+	}
+}
+
+constexpr std::uint32_t access_ok = IBV_ACCESS_KERNEL | 1 | 2 | 4;
+
+int reg_mem(File &f, rv_mem_params_out &out, std::uint64_t addr,
+	    std::uint64_t len, std::uint32_t access)
+{
+	if (!(access & IBV_ACCESS_KERNEL))
+		return EOPNOTSUPP;
+	if ((access & ~access_ok) || ((access & 2) && !(access & 1)))
+		return EINVAL;
+	if (!len || addr + len < addr || addr + len == 0 || len > f.limit)
+		return EINVAL;
+
+	for (auto &[h, e] : f.entries) {
+		if (e.stale || e.access != access || addr < e.addr ||
+		    addr + len > e.addr + e.len)
+			continue;
+		e.refs++;
+		f.stats.hit++;
+		update_max(f);
+		out = {h, e.addr, 0x1000 + h, 0x2000 + h};
+		return 0;
+	}
+	if (!user_mapped(addr, len)) {
+		f.stats.failed++;
+		return EFAULT;
+	}
+	std::uint64_t freeable = 0;
+	for (auto h : lru_order(f))
+		freeable += f.entries[h].len;
+	update_max(f);
+	if (f.stats.cache_size - freeable + len > f.limit) {
+		f.stats.full++;
+		return ENOMEM;
+	}
+	for (auto h : lru_order(f)) {
+		if (f.stats.cache_size + len <= f.limit)
+			break;
+		f.stats.cache_size -= f.entries[h].len;
+		f.entries.erase(h);
+		f.stats.evict++;
+	}
+	std::uint32_t h = f.next_handle++;
+	f.entries[h] = Entry{addr, len, access, 1, false, 0};
+	f.stats.miss++;
+	update_max(f);
+	out = {h, addr, 0x1000 + h, 0x2000 + h};
+	return 0;
+}
+
+int dereg_mem(File &f, const rv_dereg_params_in &in)
+{
+	auto it = f.entries.find(static_cast<std::uint32_t>(in.mr_handle));
+	if (in.mr_handle > 0xffffffffULL || it == f.entries.end())
+		return EINVAL;
+	Entry &e = it->second;
+	// The range given to REG_MEM, inside the entry (a sub-range hit
+	// cannot know the entry's length).
+	if (!in.length || in.addr < e.addr || in.addr + in.length < in.addr ||
+	    in.addr + in.length > e.addr + e.len || e.access != in.access ||
+	    !e.refs)
+		return EINVAL;
+	if (--e.refs == 0) {
+		if (e.stale)
+			f.entries.erase(it);
+		else
+			e.lru = ++f.clock;
+	}
+	update_max(f);
+	return 0;
+}
+
+int evict(File &f, rv_evict_params &p)
+{
+	std::uint64_t bytes = 0;
+	std::uint32_t count = 0;
+	auto drop = [&](std::uint32_t h) {
+		bytes += f.entries[h].len;
+		count++;
+		f.entries.erase(h);
+		f.stats.evict++;
+	};
+	const auto &in = p.in;
+	switch (in.type) {
+	case RV_EVICT_TYPE_SEARCH_EXACT:
+		for (auto h : lru_order(f)) {
+			const Entry &e = f.entries[h];
+			if (e.addr == in.search.addr && e.len == in.search.length &&
+			    e.access == in.search.access) {
+				drop(h);
+				break;
+			}
+		}
+		break;
+	case RV_EVICT_TYPE_SEARCH_RANGE:
+		for (auto h : lru_order(f)) {
+			const Entry &e = f.entries[h];
+			if (e.addr < in.search.addr + in.search.length &&
+			    in.search.addr < e.addr + e.len)
+				drop(h);
+		}
+		break;
+	case RV_EVICT_TYPE_AMOUNT: {
+		std::uint64_t want_b = in.amount.bytes;
+		std::uint32_t want_c = in.amount.count;
+		for (auto h : lru_order(f)) {
+			if (bytes >= want_b && count >= want_c)
+				break;
+			drop(h);
+		}
+		break;
+	}
+	default:
+		return EINVAL;
+	}
+	update_max(f);
+	if (!count)
+		return ENOENT;
+	p.out = {};
+	p.out.bytes = bytes;
+	p.out.count = count;
+	return 0;
+}
+
+// --- ATTACH --------------------------------------------------------------
+
+template <typename In>
+int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
+	   std::uint32_t resv4)
+{
+	if (f.attached)
+		return EBUSY;
+	bool resv3 = false;
+	for (auto b : in.resv3)
+		resv3 |= b != 0;
+	if (in.resv1 || in.resv2 || resv3 || (has_resv4 && resv4))
+		return EINVAL;
+	if (in.rdma_mode & ~(RV_RDMA_MODE_MASK | RV_RDMA_MODE_UPSIZE_CPU))
+		return EINVAL;
+	if ((in.rdma_mode & RV_RDMA_MODE_MASK) == RV_RDMA_MODE_USER)
+		return EOPNOTSUPP;
+	if ((in.rdma_mode & RV_RDMA_MODE_MASK) > RV_RDMA_MODE_MAX)
+		return EINVAL;
+	if (!in.dev_name[0] || !std::memchr(in.dev_name, 0, sizeof(in.dev_name)))
+		return EINVAL;
+	if (in.num_conn > RV_MAX_NUM_CONN || in.index_bits > RV_MAX_INDEX_BITS ||
+	    in.job_key_len > RV_MAX_JOB_KEY_LEN ||
+	    in.cq_entries > RV_MAX_CQ_ENTRIES || in.cq_entries == 1 ||
+	    (in.q_depth && (in.q_depth < 16 || in.q_depth > 65536)) ||
+	    in.mr_cache_size > 1048576)
+		return EINVAL;
+	if (in.reconnect_timeout && in.hb_interval &&
+	    std::uint64_t{in.reconnect_timeout} * 1000 <= in.hb_interval)
+		return EINVAL;
+	const FakeDev *d = find_dev(in.dev_name);
+	if (!d)
+		return ENODEV;
+	if (in.port_num != 1)
+		return EINVAL;
+	std::uint8_t gid[16];
+	if (in.loc_gid_index >= gid_table_len)
+		return ENOENT;
+	fake_gid(*d, in.loc_gid_index, gid);
+	if (std::memcmp(gid, in.loc_gid, 16))
+		return ENOENT;
+
+	JobDev want{};
+	want.num_conn = static_cast<std::uint8_t>(in.num_conn ? in.num_conn : p_num_conn);
+	want.index_bits = in.index_bits;
+	want.q_depth = in.q_depth ? in.q_depth : p_q_depth;
+	want.reconnect = std::min(in.reconnect_timeout, p_max_reconnect);
+	want.hb = in.hb_interval ? std::max(in.hb_interval, p_min_hb) : 0;
+	std::uint64_t sid = in.service_id ? in.service_id : p_service_id;
+	std::string key = std::string(in.dev_name) + "/1/" +
+			  std::to_string(in.loc_gid_index) + "/" +
+			  std::to_string(::geteuid()) + "/" +
+			  std::string(reinterpret_cast<const char *>(in.job_key),
+				      in.job_key_len) +
+			  "/" + std::to_string(sid);
+
+	std::shared_ptr<JobDev> job = jobs[key].lock();
+	if (job) {
+		if (job->num_conn != want.num_conn ||
+		    job->index_bits != want.index_bits ||
+		    job->q_depth != want.q_depth ||
+		    job->reconnect != want.reconnect || job->hb != want.hb)
+			return EBUSY;
+	} else {
+		job = std::make_shared<JobDev>(want);
+	}
+	std::uint32_t idx = 0;
+	const std::uint64_t slots = std::uint64_t{1} << job->index_bits;
+	while (idx < slots && job->used.count(idx))
+		idx++;
+	if (idx >= slots)
+		return ENOSPC;
+	job->used.insert(idx);
+	jobs[key] = job;
+
+	std::uint32_t mb = in.mr_cache_size;
+	if (!mb)
+		mb = (in.rdma_mode & RV_RDMA_MODE_UPSIZE_CPU) ? p_mr_cache_size_gpu
+							      : p_mr_cache_size;
+	f.attached = true;
+	f.owner = ::getpid();
+	f.job = job;
+	f.index = idx;
+	f.cq_entries = in.cq_entries;
+	f.limit = std::uint64_t{mb} << 20;
+	f.stats = {};
+	f.stats.limit_cache_size = mb;
+	out = {};
+	out.rv_index = idx;
+	out.mr_cache_size = mb;
+	out.q_depth = want.q_depth;
+	out.reconnect_timeout = want.reconnect;
+	out.max_fmr_size = f.limit;
+	return 0;
+}
+
+int needs_attach(const File &f)
+{
+	if (!f.attached)
+		return EINVAL;
+	if (f.owner != ::getpid())
+		return EACCES;
+	return 0;
+}
+
+int fail(int err)
+{
+	errno = err;
+	return err ? -1 : 0;
+}
+
+} // namespace
+
+namespace rv::test::fake {
+
+bool module_active()
+{
+	return active();
+}
+
+void record_abi(int fd, std::uint32_t abi)
+{
+	std::lock_guard g(lock);
+	file(fd).abi = abi;
+}
+
+int module_ioctl(int fd, unsigned long request, void *arg)
+{
+	std::lock_guard g(lock);
+	File &f = file(fd);
+
+	// Copying in: the whole struct must be readable.
+	if (!user_mapped(reinterpret_cast<std::uintptr_t>(arg), _IOC_SIZE(request)))
+		return fail(EFAULT);
+
+	if (request == RV_IOCTL_ATTACH) {
+		auto *p = static_cast<rv_attach_params *>(arg);
+		rv_attach_params_in in = p->in;
+		rv_attach_params_out out{};
+		int err = attach(f, in, out, true, in.resv4);
+		if (!err)
+			p->out = out;
+		return fail(err);
+	}
+	if (request == RV_IOCTL_ATTACH_R5) {
+		auto *p = static_cast<rv_attach_params_r5 *>(arg);
+		rv_attach_params_r5_in in = p->in;
+		rv_attach_params_out out{};
+		int err = attach(f, in, out, false, 0);
+		if (!err)
+			p->out = out;
+		return fail(err);
+	}
+
+	if (int err = needs_attach(f))
+		return fail(err);
+
+	if (request == RV_IOCTL_REG_MEM || request == RV_IOCTL_REG_MEM_R4 ||
+	    request == RV_IOCTL_REG_MEM_R1) {
+		auto *p = static_cast<rv_mem_params_r1 *>(arg);	// common prefix
+		rv_mem_params_out out{};
+		int err = reg_mem(f, out, p->in.addr, p->in.length, p->in.access);
+		if (!err)
+			p->out = out;
+		return fail(err);
+	}
+	if (request == RV_IOCTL_DEREG_MEM)
+		return fail(dereg_mem(f, *static_cast<rv_dereg_params_in *>(arg)));
+	if (request == RV_IOCTL_EVICT)
+		return fail(evict(f, *static_cast<rv_evict_params *>(arg)));
+	if (request == RV_IOCTL_GET_CACHE_STATS) {
+		update_max(f);
+		*static_cast<rv_cache_stats_params_out *>(arg) = f.stats;
+		return 0;
+	}
+	if (request == RV_IOCTL_GET_EVENT_STATS) {
+		*static_cast<rv_event_stats_params_out *>(arg) = {};
+		return 0;
+	}
+	return fail(EOPNOTSUPP);	// connections: issue 4
+}
+
+} // namespace rv::test::fake
+
+// --- interposed libc functions -------------------------------------------
+
+extern "C" {
+
+__attribute__((visibility("default"))) int close(int fd)
+{
+	if (active()) {
+		std::lock_guard g(lock);
+		auto it = files.find(fd);
+		if (it != files.end()) {
+			if (it->second->ring)
+				closed_mapped.push_back(std::move(it->second));
+			else
+				release(*it->second);
+			files.erase(it);
+		}
+	}
+	return real_close(fd);
+}
+
+__attribute__((visibility("default"))) void *
+mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (!active())
+		return real_mmap(addr, len, prot, flags, fd, off);
+
+	std::unique_lock g(lock);
+	auto it = fd >= 0 ? files.find(fd) : files.end();
+	if (it == files.end()) {
+		g.unlock();
+		void *p = real_mmap(addr, len, prot, flags, fd, off);
+		if (p != MAP_FAILED && (flags & MAP_FIXED)) {
+			g.lock();
+			invalidate(reinterpret_cast<std::uintptr_t>(p),
+				   reinterpret_cast<std::uintptr_t>(p) + len);
+		}
+		return p;
+	}
+
+	File &f = *it->second;
+	auto refuse = [](int err) {
+		errno = err;
+		return MAP_FAILED;
+	};
+	if (!f.attached)
+		return refuse(EINVAL);
+	if (f.owner != ::getpid())
+		return refuse(EACCES);
+	const std::size_t stride = f.abi >= RV_ABI_VERSION(1, 7)
+		? sizeof(rv_event) : RV_EVENT_LEGACY_SIZE;
+	const std::size_t want = f.cq_entries * stride + sizeof(rv_ring_header);
+	auto pages = [](std::size_t n) { return (n + page - 1) / page; };
+	if (!f.cq_entries || off || !(flags & MAP_SHARED) || !len ||
+	    pages(len) != pages(want) || f.ring_used)
+		return refuse(EINVAL);
+	void *p = real_mmap(addr, pages(len) * page, prot,
+			    (flags & ~MAP_PRIVATE) | MAP_SHARED | MAP_ANONYMOUS,
+			    -1, 0);
+	if (p == MAP_FAILED)
+		return p;
+	real_madvise(p, pages(len) * page, MADV_DONTFORK);
+	f.ring_used = true;
+	f.ring = p;
+	f.ring_len = pages(len) * page;
+	return p;
+}
+
+__attribute__((visibility("default"))) int munmap(void *addr, size_t len)
+{
+	int ret = real_munmap(addr, len);
+	if (ret == 0 && active()) {
+		std::lock_guard g(lock);
+		auto start = reinterpret_cast<std::uintptr_t>(addr);
+		invalidate(start, start + len);
+		for (auto &[fd, f] : files)
+			if (f->ring && f->ring >= addr &&
+			    static_cast<char *>(f->ring) < static_cast<char *>(addr) + len)
+				f->ring = nullptr;
+		for (auto it = closed_mapped.begin(); it != closed_mapped.end();) {
+			if ((*it)->ring >= addr &&
+			    static_cast<char *>((*it)->ring) <
+				    static_cast<char *>(addr) + len) {
+				release(**it);
+				it = closed_mapped.erase(it);
+			} else {
+				++it;
+			}
+		}
+	}
+	return ret;
+}
+
+__attribute__((visibility("default"))) int madvise(void *addr, size_t len, int advice)
+{
+	int ret = real_madvise(addr, len, advice);
+	if (ret == 0 && active() && advice == MADV_DONTNEED) {
+		std::lock_guard g(lock);
+		auto start = reinterpret_cast<std::uintptr_t>(addr);
+		invalidate(start, start + len);
+	}
+	return ret;
+}
+
+__attribute__((visibility("default"))) void *
+mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new_addr = nullptr;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (active() && new_len > old_len) {
+		std::lock_guard g(lock);
+		for (auto &[fd, f] : files)
+			if (f->ring == old) {
+				errno = EFAULT;
+				return MAP_FAILED;
+			}
+	}
+	void *p = real_mremap(old, old_len, new_len, flags, new_addr);
+	if (p != MAP_FAILED && active()) {
+		std::lock_guard g(lock);
+		auto o = reinterpret_cast<std::uintptr_t>(old);
+		if (p != old)
+			invalidate(o, o + old_len);
+		else if (new_len < old_len)
+			invalidate(o + new_len, o + old_len);
+		if (new_addr) {
+			auto n = reinterpret_cast<std::uintptr_t>(new_addr);
+			invalidate(n, n + new_len);
+		}
+	}
+	return p;
+}
+
+} // extern "C"

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
+//
+// rv::RdmaSysfs over a fake /sys/class/infiniband tree, and the GID and
+// IPv4 helpers.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <system_error>
+
+#include <unistd.h>
+
+#include <rv/rdma_sysfs.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class FakeSysfs : public testing::Test {
+protected:
+	void SetUp() override
+	{
+		char tmpl[] = "/tmp/rv-sysfs-XXXXXX";
+		ASSERT_NE(::mkdtemp(tmpl), nullptr);
+		root_ = tmpl;
+	}
+	void TearDown() override { fs::remove_all(root_); }
+
+	void write(const fs::path &rel, const std::string &text)
+	{
+		fs::create_directories((root_ / rel).parent_path());
+		std::ofstream(root_ / rel) << text;
+	}
+
+	// A GID entry; type empty: an unused entry (its type file is
+	// missing, as reading it fails in sysfs).
+	void gid(const std::string &dev, unsigned idx, const std::string &g,
+		 const std::string &type, const std::string &ndev = "")
+	{
+		fs::path port = fs::path(dev) / "ports" / "1";
+		write(port / "gids" / std::to_string(idx), g + "\n");
+		if (!type.empty())
+			write(port / "gid_attrs" / "types" / std::to_string(idx),
+			      type + "\n");
+		if (!ndev.empty())
+			write(port / "gid_attrs" / "ndevs" / std::to_string(idx),
+			      ndev + "\n");
+	}
+
+	fs::path root_;
+};
+
+constexpr const char *zero = "0000:0000:0000:0000:0000:0000:0000:0000";
+
+} // namespace
+
+TEST(Gid, ParseAndFormat)
+{
+	auto g = rv::parse_gid("fe80:0000:0000:0000:0250:56ff:FE9a:0001");
+	ASSERT_TRUE(g);
+	EXPECT_EQ((*g)[0], 0xfe);
+	EXPECT_EQ((*g)[1], 0x80);
+	EXPECT_EQ((*g)[12], 0xfe);
+	EXPECT_EQ((*g)[13], 0x9a);
+	EXPECT_EQ((*g)[15], 0x01);
+	EXPECT_EQ(rv::format_gid(*g), "fe80:0000:0000:0000:0250:56ff:fe9a:0001");
+
+	for (const char *bad : {"", "fe80::1", "fe80:0000:0000:0000:0250:56ff:fe9a",
+				"fe80:0000:0000:0000:0250:56ff:fe9a:00011",
+				"fe80-0000:0000:0000:0250:56ff:fe9a:0001",
+				"ge80:0000:0000:0000:0250:56ff:fe9a:0001"})
+		EXPECT_FALSE(rv::parse_gid(bad)) << bad;
+}
+
+TEST(Gid, Ipv4Mapped)
+{
+	rv::Gid g = rv::ipv4_mapped_gid(0x0a4d0102);
+	EXPECT_TRUE(rv::is_ipv4_mapped(g));
+	EXPECT_EQ(rv::format_gid(g), "0000:0000:0000:0000:0000:ffff:0a4d:0102");
+	EXPECT_EQ(rv::gid_ipv4(g), 0x0a4d0102u);
+	EXPECT_FALSE(rv::is_ipv4_mapped(*rv::parse_gid(zero)));
+	EXPECT_FALSE(rv::is_ipv4_mapped(
+		*rv::parse_gid("fe80:0000:0000:0000:0000:ffff:0a4d:0102")));
+}
+
+TEST(Ipv4, ParseAndFormat)
+{
+	EXPECT_EQ(rv::parse_ipv4("10.77.1.2"), 0x0a4d0102u);
+	EXPECT_EQ(rv::parse_ipv4("0.0.0.0"), 0u);
+	EXPECT_EQ(rv::parse_ipv4("255.255.255.255"), 0xffffffffu);
+	for (const char *bad : {"", "10.77.1", "10.77.1.2.3", "256.1.1.1",
+				"10.77.01.2", "10.77.1.2 ", "a.b.c.d", "10..1.2"})
+		EXPECT_FALSE(rv::parse_ipv4(bad)) << bad;
+	EXPECT_EQ(rv::format_ipv4(0x0a4d0102), "10.77.1.2");
+}
+
+TEST_F(FakeSysfs, FindsTheRoceV2Ipv4Gid)
+{
+	gid("rxe0", 0, "fe80:0000:0000:0000:0250:56ff:fe9a:0001", "IB/RoCE v1", "va");
+	gid("rxe0", 1, "fe80:0000:0000:0000:0250:56ff:fe9a:0001", "RoCE v2", "va");
+	gid("rxe0", 2, "0000:0000:0000:0000:0000:ffff:0a4d:0101", "IB/RoCE v1", "va");
+	gid("rxe0", 3, "0000:0000:0000:0000:0000:ffff:0a4d:0101", "RoCE v2", "va");
+	gid("rxe0", 4, zero, "");
+	gid("rxe0", 5, "0000:0000:0000:0000:0000:ffff:0a4d:0105", "RoCE v2");
+	write("rxe0/ports/1/state", "4: ACTIVE\n");
+	gid("mlx0", 0, zero, "");
+	write("mlx0/ports/1/state", "1: DOWN\n");
+
+	rv::RdmaSysfs s(root_);
+	EXPECT_EQ(s.devices(), (std::vector<std::string>{"mlx0", "rxe0"}));
+	EXPECT_EQ(s.port_count("rxe0"), 1u);
+	EXPECT_EQ(s.port_count("nope"), 0u);
+	EXPECT_EQ(s.gid_table_len("rxe0", 1), 6u);
+	EXPECT_TRUE(s.port_state("rxe0", 1).active());
+	EXPECT_EQ(s.port_state("rxe0", 1).text, "4: ACTIVE");
+	EXPECT_FALSE(s.port_state("mlx0", 1).active());
+	EXPECT_EQ(s.port_state("mlx0", 1).code, 1);
+	EXPECT_EQ(s.gid_type("rxe0", 1, 3), "RoCE v2");
+	EXPECT_FALSE(s.gid_type("rxe0", 1, 4));
+
+	auto all = s.roce_v2_ipv4_gids("rxe0", 1);
+	ASSERT_EQ(all.size(), 2u);
+	EXPECT_EQ(all[0].index, 3);
+	EXPECT_EQ(all[0].ipv4, 0x0a4d0101u);
+	EXPECT_EQ(all[0].netdev, "va");
+	EXPECT_EQ(all[1].index, 5);
+	EXPECT_EQ(all[1].netdev, "");
+
+	rv::RoceGid g = s.find_roce_v2_ipv4_gid("rxe0", 1);
+	EXPECT_EQ(g.index, 3);
+	EXPECT_EQ(g.gid, rv::ipv4_mapped_gid(0x0a4d0101));
+	EXPECT_EQ(s.find_roce_v2_ipv4_gid("rxe0", 1, 0x0a4d0105).index, 5);
+
+	try {
+		(void)s.find_roce_v2_ipv4_gid("rxe0", 1, 0x0a4d0109);
+		ADD_FAILURE() << "found a GID for 10.77.1.9";
+	} catch (const std::system_error &e) {
+		EXPECT_EQ(e.code().value(), ENOENT);
+		EXPECT_NE(std::string(e.what()).find("10.77.1.9"), std::string::npos);
+	}
+	EXPECT_THROW((void)s.find_roce_v2_ipv4_gid("mlx0", 1), std::system_error);
+
+	// AttachParams::for_roce() uses it.
+	try {
+		(void)s.port_state("nope", 1);
+		ADD_FAILURE();
+	} catch (const std::system_error &e) {
+		EXPECT_EQ(e.code().value(), ENOENT);
+	}
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
+//
+// Owning handles for the few libibverbs objects rvbench uses. Every
+// failure is a std::system_error with the errno libibverbs reported.
+#ifndef RV_BENCH_VERBS_HPP
+#define RV_BENCH_VERBS_HPP
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <infiniband/verbs.h>
+
+namespace rv::bench::verbs {
+
+struct ContextCloser {
+	void operator()(ibv_context *c) const noexcept { ibv_close_device(c); }
+};
+struct PdDeallocator {
+	void operator()(ibv_pd *pd) const noexcept { ibv_dealloc_pd(pd); }
+};
+struct MrDeregisterer {
+	void operator()(ibv_mr *mr) const noexcept { ibv_dereg_mr(mr); }
+};
+
+using Context = std::unique_ptr<ibv_context, ContextCloser>;
+using Pd = std::unique_ptr<ibv_pd, PdDeallocator>;
+using Mr = std::unique_ptr<ibv_mr, MrDeregisterer>;
+
+// Opens the RDMA device called name (ENODEV if there is none).
+[[nodiscard]] Context open_device(const std::string &name);
+
+[[nodiscard]] Pd alloc_pd(ibv_context &ctx);
+
+// ibv_reg_mr, for holding an MR; the benchmark loop calls libibverbs
+// directly so that nothing but the verbs is timed.
+[[nodiscard]] Mr reg_mr(ibv_pd &pd, void *addr, std::size_t len,
+			 unsigned int access);
+
+} // namespace rv::bench::verbs
+
+#endif // RV_BENCH_VERBS_HPP
