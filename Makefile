@@ -24,8 +24,8 @@ DESTDIR ?=
 export RV_BUILD_DIR := $(BUILD)
 export RV_KO KVER
 
-.PHONY: all modules sparse userspace deps check demo install uninstall \
-	clean help
+.PHONY: all modules sparse userspace deps check demo bench install \
+	uninstall clean help
 
 all: modules userspace
 
@@ -34,6 +34,7 @@ help:
 	@echo "make deps       install every Debian package the project needs"
 	@echo "make check      run every test tier (installs what it needs)"
 	@echo "make demo       boot the test VM, load rxe and rv, query /dev/rv"
+	@echo "make bench      rvbench in the test VM (BENCH_ARGS, default: reg)"
 	@echo "make install    install rv.ko, the uAPI header, librv and tools"
 	@echo "variables: KDIR=<kernel build dir> (default: $(KDIR))"
 
@@ -59,6 +60,10 @@ check: deps
 
 demo: deps modules userspace
 	tools/testing/vm/vm-run --rxe 2 -- tools/testing/demo.sh
+
+BENCH_ARGS ?= reg
+bench: deps modules userspace
+	tools/testing/vm/vm-run --rxe 2 --timeout 3600 -- tools/testing/bench.sh $(BENCH_ARGS)
 
 install: modules userspace
 	install -D -m 0644 $(RV_KO) $(DESTDIR)/lib/modules/$(KVER)/extra/rv.ko
