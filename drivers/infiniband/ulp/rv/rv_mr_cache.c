@@ -27,6 +27,7 @@
 #include <linux/kernel.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
+#include <linux/string.h>
 
 #include "rv_mr_cache.h"
 
@@ -55,7 +56,7 @@ static bool rv_mr_covers(const struct rv_mr_entry *e, u64 addr, u64 len,
 			 u32 access)
 {
 	return e->access == access && !rv_mr_bad_range(addr, len) &&
-	       addr >= e->addr && addr + len <= e->addr + e->len;
+	       addr >= e->it.start && addr + len - 1 <= e->it.last;
 }
 
 /* An entry was added to the cache (a miss). */
@@ -429,41 +430,12 @@ static int rv_mr_evict_done(struct rv_mr_cache *cache, struct list_head *dead,
 	return evicted_count ? 0 : -ENOENT;
 }
 
-int rv_mr_cache_evict_exact(struct rv_mr_cache *cache, u64 addr, u64 len,
-			    u32 access, u64 *bytes, u32 *count)
-{
-	struct interval_tree_node *node;
-	u64 evicted_bytes = 0;
-	u32 evicted_count = 0;
-	unsigned long flags;
-	LIST_HEAD(dead);
-
-	*bytes = 0;
-	*count = 0;
-	if (rv_mr_bad_range(addr, len))
-		return -EINVAL;
-
-	spin_lock_irqsave(&cache->lock, flags);
-	for (node = interval_tree_iter_first(&cache->tree, addr,
-					     addr + len - 1);
-	     node; node = interval_tree_iter_next(node, addr, addr + len - 1)) {
-		struct rv_mr_entry *e = container_of(node, struct rv_mr_entry,
-						     it);
-
-		if (rv_mr_same(e, addr, len, access) && !rv_mr_refs(e)) {
-			rv_mr_evict_one(cache, e, &dead, &evicted_bytes,
-					&evicted_count);
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&cache->lock, flags);
-
-	return rv_mr_evict_done(cache, &dead, evicted_bytes, evicted_count,
-				bytes, count);
-}
-
-int rv_mr_cache_evict_range(struct rv_mr_cache *cache, u64 addr, u64 len,
-			    u64 *bytes, u32 *count)
+/*
+ * Evict unreferenced entries overlapping [addr, addr + len): with @exact,
+ * only the first one with exactly this range and access; else all of them.
+ */
+static int rv_mr_evict_search(struct rv_mr_cache *cache, u64 addr, u64 len,
+			      bool exact, u32 access, u64 *bytes, u32 *count)
 {
 	struct interval_tree_node *node, *next;
 	u64 evicted_bytes = 0;
@@ -484,14 +456,30 @@ int rv_mr_cache_evict_range(struct rv_mr_cache *cache, u64 addr, u64 len,
 						     it);
 
 		next = interval_tree_iter_next(node, addr, addr + len - 1);
-		if (!rv_mr_refs(e))
-			rv_mr_evict_one(cache, e, &dead, &evicted_bytes,
-					&evicted_count);
+		if (rv_mr_refs(e) ||
+		    (exact && !rv_mr_same(e, addr, len, access)))
+			continue;
+		rv_mr_evict_one(cache, e, &dead, &evicted_bytes,
+				&evicted_count);
+		if (exact)
+			break;
 	}
 	spin_unlock_irqrestore(&cache->lock, flags);
 
 	return rv_mr_evict_done(cache, &dead, evicted_bytes, evicted_count,
 				bytes, count);
+}
+
+int rv_mr_cache_evict_exact(struct rv_mr_cache *cache, u64 addr, u64 len,
+			    u32 access, u64 *bytes, u32 *count)
+{
+	return rv_mr_evict_search(cache, addr, len, true, access, bytes, count);
+}
+
+int rv_mr_cache_evict_range(struct rv_mr_cache *cache, u64 addr, u64 len,
+			    u64 *bytes, u32 *count)
+{
+	return rv_mr_evict_search(cache, addr, len, false, 0, bytes, count);
 }
 
 int rv_mr_cache_evict_amount(struct rv_mr_cache *cache, u64 bytes_wanted,
