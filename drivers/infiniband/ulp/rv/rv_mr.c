@@ -39,6 +39,7 @@ static bool rv_mr_invalidate(struct mmu_interval_notifier *mni,
 			     unsigned long cur_seq)
 {
 	struct rv_user *user = container_of(mni, struct rv_mr, mni)->user;
+	unsigned long flags;
 	bool dead;
 
 	/*
@@ -52,11 +53,12 @@ static bool rv_mr_invalidate(struct mmu_interval_notifier *mni,
 	    range->event == MMU_NOTIFY_SOFT_DIRTY)
 		return true;
 
-	spin_lock(&user->cache.lock);
+	/* Completions drop IO references from any context: irqsave. */
+	spin_lock_irqsave(&user->cache.lock, flags);
 	mmu_interval_set_seq(mni, cur_seq);
 	dead = rv_mr_cache_invalidate_locked(&user->cache, range->start,
 					     range->end, &user->zombies);
-	spin_unlock(&user->cache.lock);
+	spin_unlock_irqrestore(&user->cache.lock, flags);
 	if (dead)
 		schedule_work(&user->zombie_work);
 	return true;
@@ -127,11 +129,12 @@ static const struct rv_mr_cache_ops rv_mr_ops = {
 
 static void rv_mr_destroy_zombies(struct rv_user *user)
 {
+	unsigned long flags;
 	LIST_HEAD(dead);
 
-	spin_lock(&user->cache.lock);
+	spin_lock_irqsave(&user->cache.lock, flags);
 	list_splice_init(&user->zombies, &dead);
-	spin_unlock(&user->cache.lock);
+	spin_unlock_irqrestore(&user->cache.lock, flags);
 	rv_mr_cache_destroy_list(&user->cache, &dead);
 }
 
