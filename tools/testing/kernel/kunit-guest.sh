@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest half of kunit.sh; runs inside a vm-run VM booted with the debug
+# kernel. Loads RV_KUNIT_KO (rv.ko built with the KUnit suite, which runs
+# while the module loads), saves the suite's results, unloads it and
+# saves what kmemleak finds. Everything goes to files in RV_OUT; kunit.sh
+# reads them on the host:
+#   kunit-results.txt   /sys/kernel/debug/kunit/SUITE/results (KTAP)
+#   kmemleak.txt        /sys/kernel/debug/kmemleak after rmmod and scans
+#   kunit-guest.status  "insmod N", "rmmod N" (exit statuses)
+# The kernel log goes to RV_OUT/dmesg.txt (vm-run saves it).
+
+set -u
+
+ko=${RV_KUNIT_KO:?}
+suite=${RV_KUNIT_SUITE:?}
+out=${RV_OUT:?}
+leak=/sys/kernel/debug/kmemleak
+status=$out/kunit-guest.status
+
+rm -f "$out/kunit-results.txt" "$out/kmemleak.txt"
+: >"$status"
+echo "<5>rv-kunit: start" >/dev/kmsg
+
+# rv.ko's dependencies (ib_core, ...) come from the debug kernel's modules.
+IFS=, read -r -a deps <<<"$(modinfo -F depends "$ko")"
+if [ "${#deps[@]}" -gt 0 ]; then
+	modprobe -a "${deps[@]}" || echo "modprobe ${deps[*]} failed"
+fi
+
+rc=0
+insmod "$ko" || rc=$?
+echo "insmod $rc" >>"$status"
+results=/sys/kernel/debug/kunit/$suite/results
+if [ -r "$results" ]; then
+	cat "$results" >"$out/kunit-results.txt"
+else
+	echo "no $results"
+fi
+if [ "$rc" = 0 ]; then
+	rc=0
+	rmmod rv || rc=$?
+	echo "rmmod $rc" >>"$status"
+fi
+
+# kmemleak reports only objects older than 5 s, and only after a second
+# scan has seen them unchanged.
+if [ -w "$leak" ]; then
+	sleep 6
+	echo scan >"$leak"
+	echo scan >"$leak"
+	cat "$leak" >"$out/kmemleak.txt"
+else
+	echo "no $leak" | tee "$out/kmemleak.txt"
+fi
+echo "<5>rv-kunit: end" >/dev/kmsg
+exit 0

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kunit.sh: run rv's KUnit suite (rv_mr_cache) on the debug kernel.
+#
+#   tools/testing/kernel/kunit.sh
+#
+# Builds the debug kernel if it is not cached yet (debug-kernel.sh), builds
+# rv.ko with CONFIG_INFINIBAND_RV_KUNIT_TEST=y against it from a copy of the
+# module's sources (so that the tree's own objects, built for Debian's
+# kernel, are left alone), boots the debug kernel with vm-run, loads rv.ko
+# (the suite runs while it loads), unloads it and has kmemleak scan.
+#
+# stdout is TAP only: one "ok N - SUITE.CASE" per test case, then
+# "ok N - rv.rmmod" and "ok N - rv.kernel_log" (no KASAN, lockdep, kmemleak
+# or other report in the kernel log from the load on, nothing in
+# /sys/kernel/debug/kmemleak), then the plan. Progress goes to stderr.
+# Exit status: 0 iff every test point passed.
+#
+# RV_KUNIT_KO=/path/rv.ko: test that module instead of building one (it
+# must lie where the guest sees it: not below /tmp or /run).
+#
+# Files: $RV_BUILD_DIR (default build)/kunit: src/ (the copy), out/
+# (console.log, dmesg.txt, kunit-ktap.txt, kunit-results.txt, kmemleak.txt,
+# guest.log).
+
+set -euo pipefail
+
+PROG=kunit
+SUITE=rv_mr_cache
+HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
+REPO=$(cd "$HERE/../../.." && pwd)
+WORK=${RV_BUILD_DIR:-$REPO/build}/kunit
+SRC=$WORK/src
+OUT=$WORK/out
+MOD_REL=drivers/infiniband/ulp/rv
+
+msg() {
+	printf '%s: %s\n' "$PROG" "$*" >&2
+}
+
+bail() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+[ "$#" = 0 ] || { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+# 1. The debug kernel.
+mkdir -p "$WORK"
+envf=$WORK/kernel.env
+"$HERE/debug-kernel.sh" >"$envf" || bail "building the debug kernel failed"
+RV_DEBUG_KDIR='' RV_DEBUG_DIR='' RV_DEBUG_KVER=''
+# shellcheck source=/dev/null
+. "$envf"
+if [ ! -d "$RV_DEBUG_KDIR" ] || [ ! -d "$RV_DEBUG_DIR" ]; then
+	bail "debug-kernel.sh gave no kernel"
+fi
+
+# 2. rv.ko with the suite, from a copy of the sources.
+build_ko() {
+	msg "building rv.ko with the KUnit suite against $RV_DEBUG_KVER"
+	rm -rf "$SRC"
+	mkdir -p "$SRC/$MOD_REL" "$SRC/include"
+	cp -p "$REPO/$MOD_REL"/*.[ch] "$REPO/$MOD_REL/Makefile" \
+		"$REPO/$MOD_REL/Kconfig" "$SRC/$MOD_REL/"
+	cp -pr "$REPO/include/uapi" "$SRC/include/"
+	if ! make -C "$RV_DEBUG_KDIR" M="$SRC/$MOD_REL" CONFIG_INFINIBAND_RV=m \
+		CONFIG_INFINIBAND_RV_KUNIT_TEST=y W=1 KCFLAGS=-Werror modules \
+		>"$WORK/build.log" 2>&1; then
+		tail -n 30 "$WORK/build.log" >&2
+		bail "building rv.ko failed (see $WORK/build.log)"
+	fi
+	KO=$SRC/$MOD_REL/rv.ko
+}
+
+KO=${RV_KUNIT_KO:-}
+if [ -z "$KO" ]; then
+	build_ko
+else
+	[ -r "$KO" ] || bail "RV_KUNIT_KO: $KO not found"
+	KO=$(readlink -f "$KO")
+fi
+
+# 3. Boot, load, unload, scan.
+mkdir -p "$OUT"
+rm -f "$OUT/kunit-results.txt" "$OUT/kmemleak.txt" "$OUT/kunit-guest.status"
+msg "booting the debug kernel (about a minute under TCG)"
+vm_rc=0
+RV_KUNIT_KO=$KO RV_KUNIT_SUITE=$SUITE \
+	"$REPO/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --out "$OUT" \
+	--timeout 1200 -- "$HERE/kunit-guest.sh" >"$OUT/guest.log" 2>&1 || vm_rc=$?
+[ "$vm_rc" = 0 ] || msg "vm-run exited with status $vm_rc (log: $OUT/guest.log)"
+
+# 4. TAP. The suite's KTAP from the kernel log (complete, unlike the debugfs
+# copy, whose per-case log is cut at 512 bytes), else from debugfs.
+ktap=$OUT/kunit-ktap.txt
+: >"$ktap"
+if [ -s "$OUT/dmesg.txt" ]; then
+	# Drop the "[ seconds] " prefix (continuation lines: its width in blanks)
+	# and keep the suite's subtest, from its header to its result.
+	sed -n '/rv-kunit: start/,$p' "$OUT/dmesg.txt" |
+		sed -E 's/^\[ *[0-9]+\.[0-9]+\] //; t; s/^ {15}//' |
+		sed -n "/^    # Subtest: $SUITE\$/,/^\(not \)\{0,1\}ok [0-9]* $SUITE\$/p" >"$ktap"
+fi
+if ! grep -q '^    \(not \)\{0,1\}ok ' "$ktap" && [ -s "$OUT/kunit-results.txt" ]; then
+	cp "$OUT/kunit-results.txt" "$ktap"
+fi
+
+n=0
+failed=0
+planned=
+# One level of nesting: the suite's test cases are indented by 4 spaces;
+# the lines of their logs (expectation failures, kunit_info) come before
+# each result, indented by 4 or more.
+diag=()
+while IFS= read -r line; do
+	case "$line" in
+	"    1.."*)
+		planned=${line#    1..} ;;
+	"    ok "*|"    not ok "*)
+		res=${line#    }
+		verdict=ok
+		case "$res" in "not ok "*) verdict="not ok" ;; esac
+		rest=${res#"$verdict "}
+		rest=${rest#* }
+		rest=${rest#- }
+		name=${rest%% *}
+		directive=
+		case "$rest" in *" # "*) directive=" # ${rest#* # }" ;; esac
+		n=$((n + 1))
+		echo "$verdict $n - $SUITE.$name$directive"
+		if [ "$verdict" != ok ]; then
+			failed=$((failed + 1))
+			for d in "${diag[@]}"; do echo "# $d"; done
+		fi
+		diag=() ;;
+	"    # Subtest:"*|"    KTAP version"*) ;;
+	"    "*)
+		line=${line#    }
+		line=${line#"# "}
+		[ -z "$line" ] || diag+=("$line") ;;
+	esac
+done <"$ktap"
+
+if [ "$n" = 0 ]; then
+	echo "not ok 1 - $SUITE.results"
+	echo "# no results from the suite"
+	n=1
+	failed=$((failed + 1))
+	sed 's/^/# /' "$OUT/guest.log" | tail -n 20
+elif [ -n "$planned" ] && [ "$planned" != "$n" ]; then
+	n=$((n + 1))
+	echo "not ok $n - $SUITE.results"
+	echo "# the suite planned $planned test cases and reported $((n - 1))"
+	failed=$((failed + 1))
+fi
+
+rmmod_rc=$(awk '$1 == "rmmod" { print $2 }' "$OUT/kunit-guest.status" 2>/dev/null || true)
+n=$((n + 1))
+if [ "$rmmod_rc" = 0 ]; then
+	echo "ok $n - rv.rmmod"
+else
+	echo "not ok $n - rv.rmmod"
+	echo "# insmod/rmmod: $(tr '\n' ' ' <"$OUT/kunit-guest.status" 2>/dev/null)"
+	failed=$((failed + 1))
+fi
+
+# The kernel log from the load on, and kmemleak's list.
+n=$((n + 1))
+log_ok=1
+problems=
+if [ ! -s "$OUT/dmesg.txt" ]; then
+	log_ok=0
+	problems="no kernel log (vm-run status $vm_rc)"
+elif ! problems=$("$REPO/tools/testing/vm/dmesg-check" -e 'DEBUG_LOCKS_WARN_ON' \
+	"$OUT/dmesg.txt" 'rv-kunit: start' 2>&1); then
+	log_ok=0
+fi
+if [ ! -f "$OUT/kmemleak.txt" ]; then
+	log_ok=0
+	problems+=$'\n'"no kmemleak results"
+elif grep -q 'unreferenced object\|^no ' "$OUT/kmemleak.txt"; then
+	log_ok=0
+	problems+=$'\n'"kmemleak: $(grep -c 'unreferenced object' "$OUT/kmemleak.txt") objects"
+	problems+=$'\n'$(head -n 40 "$OUT/kmemleak.txt")
+fi
+if [ "$vm_rc" != 0 ] && [ "$log_ok" = 1 ]; then
+	log_ok=0
+	problems="vm-run exited with status $vm_rc"
+fi
+if [ "$log_ok" = 1 ]; then
+	echo "ok $n - rv.kernel_log"
+else
+	echo "not ok $n - rv.kernel_log"
+	printf '%s\n' "$problems" | sed '/^$/d; s/^/# /'
+	failed=$((failed + 1))
+fi
+
+echo "1..$n"
+[ "$failed" = 0 ]
