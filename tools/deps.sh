@@ -21,6 +21,8 @@ pkgs=(
 	libgtest-dev libgmock-dev pkg-config
 	# the ABI tests read compiler output and DWARF
 	python3 binutils
+	# the debug test kernel (KASAN, lockdep, kmemleak, KUnit)
+	bc bison flex libelf-dev libssl-dev
 )
 
 missing=()
