@@ -249,7 +249,7 @@ Writer &Writer::value(double d)
 	return *this;
 }
 
-Writer &Writer::value_int(std::int64_t v)
+template <typename T> Writer &Writer::value_integer(T v)
 {
 	char buf[32];
 	auto res = std::to_chars(buf, buf + sizeof(buf), v);
@@ -260,16 +260,8 @@ Writer &Writer::value_int(std::int64_t v)
 	return *this;
 }
 
-Writer &Writer::value_uint(std::uint64_t v)
-{
-	char buf[32];
-	auto res = std::to_chars(buf, buf + sizeof(buf), v);
-
-	before_value();
-	out_.append(buf, res.ptr);
-	after_value();
-	return *this;
-}
+template Writer &Writer::value_integer(std::int64_t v);
+template Writer &Writer::value_integer(std::uint64_t v);
 
 const std::string &Writer::str() const
 {

@@ -105,8 +105,9 @@ private:
 		std::size_t count = 0;	// members or elements so far
 	};
 
-	Writer &value_int(std::int64_t v);
-	Writer &value_uint(std::uint64_t v);
+	Writer &value_int(std::int64_t v) { return value_integer(v); }
+	Writer &value_uint(std::uint64_t v) { return value_integer(v); }
+	template <typename T> Writer &value_integer(T v);
 	void before_value();
 	void after_value();
 	void newline(std::size_t depth);
