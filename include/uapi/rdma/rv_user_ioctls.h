@@ -559,7 +559,7 @@ struct rv_conn_get_stats_params_out {
 	__aligned_u64 post_write_fail;
 	__aligned_u64 post_write_bytes;
 	__u32 outstand_send_write;
-	__u32 resv3;
+	__u32 recv_drop;		/* inbound writes for no attached process */
 	__aligned_u64 send_write_cqe;
 	__aligned_u64 send_write_cqe_fail;
 

@@ -174,7 +174,7 @@
 	ABI_FIELD(T, p post_write_fail)			\
 	ABI_FIELD(T, p post_write_bytes)		\
 	ABI_FIELD(T, p outstand_send_write)		\
-	ABI_FIELD(T, p resv3)				\
+	ABI_FIELD(T, p recv_drop)			\
 	ABI_FIELD(T, p send_write_cqe)			\
 	ABI_FIELD(T, p send_write_cqe_fail)		\
 	ABI_FIELD(T, p recv_write_cqe)			\

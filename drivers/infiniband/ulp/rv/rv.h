@@ -10,8 +10,13 @@
  *                       the agreed parameters, the kernel PD and the map
  *                       rv_index -> rv_user. Refcounted: each attached
  *                       process holds a reference; the last put frees it.
- *   struct rv_user    - one attached process: its rv_index, event ring and
- *                       MR cache. Owned by its rv_file, freed on release.
+ *   struct rv_user    - one attached process: its rv_index, event ring,
+ *                       MR cache and connection handles. Refcounted: its
+ *                       rv_file holds one reference until release, each
+ *                       write in flight another; the last put frees it
+ *                       from rv_wq.
+ *   struct rv_conn    - the job's RC QPs to one remote node (rv_conn.h),
+ *                       refcounted by the process handles on it.
  *   struct rv_file    - one per open of /dev/rv.
  *
  * Locking order (outermost first). A lock may be taken while holding only
@@ -23,10 +28,24 @@
  *                            MMU notifier callback run, so neither may take
  *                            1 or 2 (rv_file.user is published once, with
  *                            release ordering, and read without a lock)
- *   4. rv_jobs_lock        - the list of rv_job_dev
- *   5. rv_devices_lock     - the list of rv_device
- *   6. rv_mr_cache.lock    - spinlock: one process's MR cache
- *   7. rv_ring.lock        - spinlock: the producer side of one event ring
+ *   4. rv_jobs_lock        - the list of rv_job_dev (the CM REQ handler
+ *                            takes it to find the job of a REQ)
+ *   5. rv_job_dev.conn_mutex - the job's list of rv_conn, their paths
+ *   6. rv_devices_lock     - the list of rv_device
+ *   7. rv_sconn.mutex      - CM and state machine steps of one QP; never
+ *                            held across ib_destroy_cm_id(),
+ *                            rdma_addr_cancel() or cancel_*_sync() of the
+ *                            QP's own work, all of which wait for code
+ *                            that takes it
+ *   8. rv_sconn.lock       - spinlock (irqsave): a QP's state, send
+ *                            credits and data path counters
+ *   9. rv_mr_cache.lock    - spinlock (irqsave): one process's MR cache
+ *  10. rv_ring.lock        - spinlock (irqsave): the producer side of one
+ *                            event ring and its event counters
+ *
+ * Completion handlers (CQ workqueue) take only 8, 9 and 10, and the
+ * receive side reads rv_job_dev.users under RCU: a user is freed only
+ * after a grace period that follows its removal from the xarray.
  */
 #ifndef RV_H
 #define RV_H
@@ -35,12 +54,16 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rv_user_ioctls.h>
 
 #include "rv_mr_cache.h"
 
 #define RV_DRV_NAME "rv"
+
+struct rv_conn;
 
 /* Capability bits this build of the module implements. */
 #define RV_CAPS_IMPLEMENTED RV_CAP_EVICT
@@ -91,6 +114,11 @@ struct rv_job_dev {
 	struct rv_job_params params;
 	struct ib_pd *pd;
 	struct xarray users;		/* rv_index -> struct rv_user */
+	union ib_gid gid;		/* the GID at key.gid_index */
+	u32 loc_addr;			/* the first attach's loc_addr */
+	struct ib_cm_id *listen_id;	/* shared by the CM per service id */
+	struct mutex conn_mutex;	/* conns */
+	struct list_head conns;		/* struct rv_conn */
 };
 
 /*
@@ -107,9 +135,12 @@ struct rv_ring {
 	u32 tail;			/* next entry to write */
 	u64 overflow;			/* events dropped: ring full */
 	unsigned long mapped;		/* bit 0: mmap done (only once) */
+	struct rv_event_stats_params_out stats;	/* under lock */
 };
 
 struct rv_user {
+	struct kref kref;
+	struct work_struct free_work;	/* the last put frees from rv_wq */
 	struct rv_job_dev *jdev;	/* reference held */
 	u32 rv_index;
 	pid_t tgid;			/* the attaching process */
@@ -121,7 +152,7 @@ struct rv_user {
 	struct rv_mr_cache cache;
 	struct list_head zombies;	/* dead MRs, under cache.lock */
 	struct work_struct zombie_work;	/* destroys zombies */
-	struct rv_event_stats_params_out estats;
+	struct xarray conns;		/* handle -> struct rv_conn, ref held */
 };
 
 struct rv_file {
@@ -153,7 +184,25 @@ struct rv_user *rv_file_user(struct rv_file *rf, int *err);
 
 /* rv_job.c */
 long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx);
-void rv_user_free(struct rv_user *user);
+void rv_user_release(struct rv_user *user);
+void rv_user_put(struct rv_user *user);
+struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
+				    __be64 service_id, const u8 *job_key,
+				    u8 job_key_len, u32 uid,
+				    const union ib_gid *sgid, u16 slid,
+				    int *reason);
+void rv_job_put(struct rv_job_dev *jdev);
+
+/* rv_conn.c */
+void rv_conn_user_exit(struct rv_user *user);
+long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx);
+long rv_ioctl_conn_connect(const struct rv_ioctl_ctx *ctx);
+long rv_ioctl_conn_connected(const struct rv_ioctl_ctx *ctx);
+long rv_ioctl_conn_get_conn_count(const struct rv_ioctl_ctx *ctx);
+long rv_ioctl_conn_get_stats(const struct rv_ioctl_ctx *ctx);
+
+/* rv_qp.c */
+long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx);
 
 /* rv_ring.c */
 unsigned int rv_event_stride(u32 abi_version);
@@ -167,6 +216,8 @@ long rv_ioctl_get_event_stats(const struct rv_ioctl_ctx *ctx);
 /* rv_mr.c */
 int rv_mr_user_init(struct rv_user *user);
 void rv_mr_user_exit(struct rv_user *user);
+u32 rv_mr_lkey(struct rv_mr_entry *e);
+void rv_mr_put_io(struct rv_user *user, struct rv_mr_entry *e);
 long rv_ioctl_reg_mem(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_dereg_mem(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx);

@@ -60,7 +60,7 @@ static int rv_release(struct inode *inode, struct file *filp)
 	struct rv_file *rf = filp->private_data;
 
 	if (rf->user)
-		rv_user_free(rf->user);
+		rv_user_release(rf->user);
 	mutex_destroy(&rf->lock);
 	kfree(rf);
 	return 0;
@@ -135,19 +135,24 @@ static const struct rv_ioctl_desc rv_ioctls[] = {
 		{ RV_IOCTL_EVICT }, rv_ioctl_evict, true },
 	[RV_IOC_IDX(RV_IOCTL_GET_CACHE_STATS)] = {
 		{ RV_IOCTL_GET_CACHE_STATS }, rv_ioctl_get_cache_stats, true },
-	[RV_IOC_IDX(RV_IOCTL_CONN_CREATE)] = { { RV_IOCTL_CONN_CREATE } },
-	[RV_IOC_IDX(RV_IOCTL_CONN_CONNECT)] = { { RV_IOCTL_CONN_CONNECT } },
-	[RV_IOC_IDX(RV_IOCTL_CONN_CONNECTED)] = { { RV_IOCTL_CONN_CONNECTED } },
+	[RV_IOC_IDX(RV_IOCTL_CONN_CREATE)] = {
+		{ RV_IOCTL_CONN_CREATE }, rv_ioctl_conn_create, true },
+	[RV_IOC_IDX(RV_IOCTL_CONN_CONNECT)] = {
+		{ RV_IOCTL_CONN_CONNECT }, rv_ioctl_conn_connect, true },
+	[RV_IOC_IDX(RV_IOCTL_CONN_CONNECTED)] = {
+		{ RV_IOCTL_CONN_CONNECTED }, rv_ioctl_conn_connected, true },
 	[RV_IOC_IDX(RV_IOCTL_POST_RDMA_WR_IMMED)] = {
-		{ RV_IOCTL_POST_RDMA_WR_IMMED } },
+		{ RV_IOCTL_POST_RDMA_WR_IMMED }, rv_ioctl_post_write, true },
 	[RV_IOC_IDX(RV_IOCTL_CAPABILITY)] = {
 		{ RV_IOCTL_CAPABILITY, RV_IOCTL_QUERY_R2 },
 		rv_ioctl_capability },
-	[RV_IOC_IDX(RV_IOCTL_CONN_GET_STATS)] = { { RV_IOCTL_CONN_GET_STATS } },
+	[RV_IOC_IDX(RV_IOCTL_CONN_GET_STATS)] = {
+		{ RV_IOCTL_CONN_GET_STATS }, rv_ioctl_conn_get_stats, true },
 	[RV_IOC_IDX(RV_IOCTL_GET_EVENT_STATS)] = {
 		{ RV_IOCTL_GET_EVENT_STATS }, rv_ioctl_get_event_stats, true },
 	[RV_IOC_IDX(RV_IOCTL_CONN_GET_CONN_COUNT)] = {
-		{ RV_IOCTL_CONN_GET_CONN_COUNT } },
+		{ RV_IOCTL_CONN_GET_CONN_COUNT }, rv_ioctl_conn_get_conn_count,
+		true },
 };
 
 static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)

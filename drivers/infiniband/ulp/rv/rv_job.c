@@ -14,7 +14,7 @@
 #include <linux/uaccess.h>
 #include <rdma/ib_cache.h>
 
-#include "rv.h"
+#include "rv_conn.h"
 
 static LIST_HEAD(rv_jobs);
 static DEFINE_MUTEX(rv_jobs_lock);
@@ -31,6 +31,7 @@ struct rv_attach_req {
 	struct rv_job_params params;
 	u32 mr_cache_mb;
 	u32 cq_entries;
+	u32 loc_addr;
 };
 
 /* Called with rv_jobs_lock held (kref_put_mutex); drops it. */
@@ -41,14 +42,18 @@ static void rv_job_release(struct kref *kref)
 	list_del(&jdev->list);
 	mutex_unlock(&rv_jobs_lock);
 
+	/* Outside rv_jobs_lock: this waits for the CM's REQ handlers. */
+	rv_cm_unlisten(jdev);
 	WARN_ON(!xa_empty(&jdev->users));
+	WARN_ON(!list_empty(&jdev->conns));
 	xa_destroy(&jdev->users);
+	mutex_destroy(&jdev->conn_mutex);
 	ib_dealloc_pd(jdev->pd);
 	rv_device_put(jdev->dev);
 	kfree(jdev);
 }
 
-static void rv_job_put(struct rv_job_dev *jdev)
+void rv_job_put(struct rv_job_dev *jdev)
 {
 	kref_put_mutex(&jdev->kref, rv_job_release, &rv_jobs_lock);
 }
@@ -86,6 +91,7 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	kuid_t uid = current_euid();
 	struct rv_job_dev *jdev;
 	struct ib_pd *pd;
+	int ret;
 
 	mutex_lock(&rv_jobs_lock);
 	list_for_each_entry(jdev, &rv_jobs, list) {
@@ -118,7 +124,19 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	jdev->uid = uid;
 	jdev->key = req->key;
 	jdev->params = req->params;
+	memcpy(jdev->gid.raw, req->gid, sizeof(jdev->gid.raw));
+	jdev->loc_addr = req->loc_addr;
 	xa_init_flags(&jdev->users, XA_FLAGS_ALLOC);
+	mutex_init(&jdev->conn_mutex);
+	INIT_LIST_HEAD(&jdev->conns);
+	ret = rv_cm_listen(jdev);
+	if (ret) {
+		mutex_destroy(&jdev->conn_mutex);
+		ib_dealloc_pd(pd);
+		kfree(jdev);
+		jdev = ERR_PTR(ret);
+		goto out_put_dev;
+	}
 	list_add_tail(&jdev->list, &rv_jobs);
 	mutex_unlock(&rv_jobs_lock);
 	return jdev;
@@ -127,6 +145,53 @@ out_put_dev:
 	mutex_unlock(&rv_jobs_lock);
 	rv_device_put(dev);
 	return jdev;
+}
+
+/**
+ * rv_job_conn_for_req - the connection an inbound CM REQ is for
+ * @ibdev: device the REQ arrived on
+ * @port: and its port
+ * @service_id: the listener's service id
+ * @job_key: job key of the REQ
+ * @job_key_len: its length
+ * @uid: uid of the REQ, in the initial user namespace
+ * @sgid: source GID of the REQ (global connections)
+ * @slid: source LID of the REQ (others)
+ * @reason: set when NULL is returned: RV_REJ_UID if the job exists only
+ *	for another uid, else RV_REJ_RETRY (not attached or not created yet)
+ *
+ * Return: the connection with a reference held, or NULL.
+ */
+struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
+				    __be64 service_id, const u8 *job_key,
+				    u8 job_key_len, u32 uid,
+				    const union ib_gid *sgid, u16 slid,
+				    int *reason)
+{
+	struct rv_conn *conn = NULL;
+	struct rv_job_dev *jdev;
+
+	*reason = RV_REJ_RETRY;
+	mutex_lock(&rv_jobs_lock);
+	list_for_each_entry(jdev, &rv_jobs, list) {
+		const struct rv_job_key *k = &jdev->key;
+
+		if (jdev->dev->ib_dev != ibdev || k->port_num != port ||
+		    cpu_to_be64(k->service_id) != service_id ||
+		    k->job_key_len != job_key_len ||
+		    memcmp(k->job_key, job_key, job_key_len))
+			continue;
+		if (from_kuid_munged(&init_user_ns, jdev->uid) != uid) {
+			*reason = RV_REJ_UID;
+			continue;
+		}
+		conn = rv_conn_find_for_req(jdev, sgid, slid);
+		if (conn)
+			break;
+		*reason = RV_REJ_RETRY;
+	}
+	mutex_unlock(&rv_jobs_lock);
+	return conn;
 }
 
 /* Checks that need no device; fills @req with defaults and policy applied. */
@@ -181,6 +246,7 @@ static int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
 	else
 		req->mr_cache_mb = rv_params.mr_cache_size;
 	req->cq_entries = in->cq_entries;
+	req->loc_addr = in->loc_addr;
 	return 0;
 }
 
@@ -209,14 +275,42 @@ static int rv_attach_check_port(struct rv_device *dev,
 	return ret;
 }
 
-void rv_user_free(struct rv_user *user)
+static void rv_user_free(struct work_struct *work)
 {
+	struct rv_user *user = container_of(work, struct rv_user, free_work);
+
+	/* Receive completions look users up under RCU. */
+	synchronize_rcu();
 	rv_mr_user_exit(user);
 	rv_ring_free(&user->ring);
-	xa_erase(&user->jdev->users, user->rv_index);
 	rv_job_put(user->jdev);
 	mmdrop(user->mm);
 	kfree(user);
+}
+
+static void rv_user_last_put(struct kref *kref)
+{
+	struct rv_user *user = container_of(kref, struct rv_user, kref);
+
+	/* May run in a completion handler: free where sleeping is allowed. */
+	queue_work(rv_wq, &user->free_work);
+}
+
+void rv_user_put(struct rv_user *user)
+{
+	kref_put(&user->kref, rv_user_last_put);
+}
+
+/*
+ * The file is being released: no new event reaches the process and its
+ * connection handles go. Writes still in flight keep the user (its MRs
+ * and ring) until they complete.
+ */
+void rv_user_release(struct rv_user *user)
+{
+	xa_erase(&user->jdev->users, user->rv_index);
+	rv_conn_user_exit(user);
+	rv_user_put(user);
 }
 
 long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
@@ -264,6 +358,9 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 		ret = -ENOMEM;
 		goto out_put_job;
 	}
+	kref_init(&user->kref);
+	INIT_WORK(&user->free_work, rv_user_free);
+	xa_init_flags(&user->conns, XA_FLAGS_ALLOC1);
 	user->jdev = jdev;
 	user->tgid = current->tgid;
 	user->mm = current->mm;
@@ -271,7 +368,8 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 	user->max_fmr_size = min_t(u64, (u64)req.mr_cache_mb << 20,
 				   dev->ib_dev->attrs.max_mr_size);
 
-	ret = xa_alloc(&jdev->users, &index, user,
+	/* Reserve the index; the user is stored once complete. */
+	ret = xa_alloc(&jdev->users, &index, NULL,
 		       XA_LIMIT(0, (1U << req.params.index_bits) - 1), GFP_KERNEL);
 	if (ret) {
 		ret = ret == -EBUSY ? -ENOSPC : ret;
@@ -298,6 +396,7 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 	}
 
 	mmgrab(user->mm);
+	xa_store(&jdev->users, index, user, GFP_KERNEL);
 	/* Readers of rf->user take no lock: publish a complete user. */
 	smp_store_release(&rf->user, user);
 	mutex_unlock(&rf->lock);

@@ -6,7 +6,10 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 
-#include "rv.h"
+#include "rv_conn.h"
+
+/* Connection state machines, teardown and deferred frees. */
+struct workqueue_struct *rv_wq;
 
 static struct miscdevice rv_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
@@ -20,21 +23,29 @@ static int __init rv_init(void)
 {
 	int ret;
 
+	rv_wq = alloc_workqueue("rv", WQ_MEM_RECLAIM, 0);
+	if (!rv_wq)
+		return -ENOMEM;
 	ret = rv_dev_init();
 	if (ret)
-		return ret;
-
+		goto err_wq;
 	ret = misc_register(&rv_miscdev);
-	if (ret) {
-		rv_dev_exit();
-		return ret;
-	}
+	if (ret)
+		goto err_dev;
 	return 0;
+
+err_dev:
+	rv_dev_exit();
+err_wq:
+	destroy_workqueue(rv_wq);
+	return ret;
 }
 
 static void __exit rv_exit(void)
 {
 	misc_deregister(&rv_miscdev);
+	/* Every file is closed: finish their teardown before the devices go. */
+	destroy_workqueue(rv_wq);
 	rv_dev_exit();
 }
 

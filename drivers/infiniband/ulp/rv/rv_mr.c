@@ -143,6 +143,22 @@ static void rv_mr_zombie_work(struct work_struct *work)
 	rv_mr_destroy_zombies(container_of(work, struct rv_user, zombie_work));
 }
 
+/* The lkey of a cached MR, for the write path (which holds an IO ref). */
+u32 rv_mr_lkey(struct rv_mr_entry *e)
+{
+	return to_rv_mr(e)->mr->lkey;
+}
+
+/*
+ * Drop the IO reference of a completed write, from any context. An MR
+ * that became stale meanwhile is destroyed by the zombie work.
+ */
+void rv_mr_put_io(struct rv_user *user, struct rv_mr_entry *e)
+{
+	if (rv_mr_cache_put_io(&user->cache, e, &user->zombies))
+		schedule_work(&user->zombie_work);
+}
+
 int rv_mr_user_init(struct rv_user *user)
 {
 	mutex_init(&user->reg_mutex);

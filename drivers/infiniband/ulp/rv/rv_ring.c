@@ -107,15 +107,32 @@ static void rv_ring_fill(struct rv_ring *ring, void *slot, u8 event_type,
 	old->byte_len = wc->byte_len;
 }
 
+static void rv_ring_count(struct rv_event_stats_params_out *st,
+			  u8 event_type, const struct rv_event_wc *wc)
+{
+	bool ok = wc->status == IB_WC_SUCCESS;
+
+	if (event_type == RV_WC_RDMA_WRITE) {
+		st->send_write_cqe += ok;
+		st->send_write_cqe_fail += !ok;
+		st->send_write_bytes += ok ? wc->byte_len : 0;
+	} else {
+		st->recv_write_cqe += ok;
+		st->recv_write_cqe_fail += !ok;
+		st->recv_write_bytes += ok ? wc->byte_len : 0;
+	}
+}
+
 /**
  * rv_ring_post - add one event to a process's ring
  * @ring: the ring
  * @event_type: RV_WC_*
  * @wc: the completion; wc->resv0 is ignored
  *
- * Does not sleep. When the ring is full the event is dropped and counted
- * in the header's overflow_cnt, which the kernel rewrites from its own
- * count.
+ * Does not sleep. The event is counted in the process's event statistics
+ * whether or not it fits. When the ring is full the event is dropped and
+ * counted in the header's overflow_cnt, which the kernel rewrites from
+ * its own count.
  *
  * Return: true if the event was added.
  */
@@ -127,9 +144,12 @@ bool rv_ring_post(struct rv_ring *ring, u8 event_type,
 	u32 head, next;
 	bool added;
 
-	if (!ring->num)
-		return false;
 	spin_lock_irqsave(&ring->lock, flags);
+	rv_ring_count(&ring->stats, event_type, wc);
+	if (!ring->num) {
+		spin_unlock_irqrestore(&ring->lock, flags);
+		return false;
+	}
 	next = ring->tail + 1 == ring->num ? 0 : ring->tail + 1;
 	/* The user owns head: read it once and bound it to the ring. */
 	head = READ_ONCE(hdr->head);
@@ -150,9 +170,14 @@ bool rv_ring_post(struct rv_ring *ring, u8 event_type,
 
 long rv_ioctl_get_event_stats(const struct rv_ioctl_ctx *ctx)
 {
-	struct rv_user *user = ctx->user;
+	struct rv_ring *ring = &ctx->user->ring;
+	struct rv_event_stats_params_out st;
+	unsigned long flags;
 
-	if (copy_to_user(ctx->uarg, &user->estats, sizeof(user->estats)))
+	spin_lock_irqsave(&ring->lock, flags);
+	st = ring->stats;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	if (copy_to_user(ctx->uarg, &st, sizeof(st)))
 		return -EFAULT;
 	return 0;
 }

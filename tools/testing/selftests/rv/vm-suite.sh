@@ -11,6 +11,8 @@ top=$(cd "$here/../../../.." && pwd)
 modprobe crc32_generic
 modprobe rdma_rxe
 modprobe ib_uverbs
+# rv needs the IB CM; insmod does not load dependencies
+modprobe ib_cm
 
 exec "$top/tools/testing/vm/tap-run" \
 	"$here/module_load.sh" \

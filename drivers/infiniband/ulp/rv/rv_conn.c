@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared RC connections: objects, lifetime, the CONN_* ioctls and the
+ * per-QP state machine. See rv_conn.h for the states.
+ *
+ * A connection is created by the first CONN_CREATE of a process of the
+ * job for a remote node; later processes of the job take a reference on
+ * the same one. The first CONN_CONNECT gives it its path and starts its
+ * QPs; the side with the smaller GID (or address) listens on every QP,
+ * the other initiates. When the last process handle goes, the
+ * connection is torn down from rv_wq.
+ *
+ * Loss of a connected QP (heartbeat or write failure, QP error, DREQ)
+ * starts recovery: the QP is drained (every write in flight completes,
+ * with an error status), replaced by a new one and connected again
+ * within the job's reconnect_timeout; past it, or with reconnect_timeout
+ * 0, the QP and so the connection have failed for good.
+ */
+#include <linux/cred.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_cache.h>
+
+#include "rv_conn.h"
+
+/* Initial connection deadline when the job has no reconnect_timeout. */
+#define RV_CONNECT_TIMEOUT_S 60
+/* Initiator: delay before resending a REQ, growing to the maximum. */
+#define RV_RETRY_MIN_MS 20
+#define RV_RETRY_MAX_MS 1000
+
+static DEFINE_XARRAY_ALLOC1(rv_conn_ids);
+
+u32 rv_conn_timeout_s(const struct rv_conn *conn)
+{
+	return conn->jdev->params.reconnect_timeout ?: RV_CONNECT_TIMEOUT_S;
+}
+
+void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&s->mutex);
+	spin_lock_irqsave(&s->lock, flags);
+	s->state = state;
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
+/* From any context: a connected or connecting QP was lost. */
+void rv_sconn_lost(struct rv_sconn *s)
+{
+	unsigned long flags;
+	bool kick = false;
+
+	spin_lock_irqsave(&s->lock, flags);
+	if (s->state == RV_SCONN_CONNECTED || s->state == RV_SCONN_CONNECTING) {
+		kick = !s->lost;
+		s->lost = true;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (kick)
+		mod_delayed_work(rv_wq, &s->work, 0);
+}
+
+static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)
+{
+	u64 us = ktime_us_delta(ktime_get(), since);
+
+	*sum += us;
+	if (max && us > *max)
+		*max = us;
+}
+
+/* Under s->mutex, from the CM handler: the QP is connected. */
+void rv_sconn_established(struct rv_sconn *s)
+{
+	struct rv_conn_get_stats_params_out *st = &s->stats;
+	unsigned long flags;
+
+	if (s->was_connected)
+		rv_stat_time(&st->reconnect_time, &st->max_reconnect_time,
+			     s->t_start);
+	else
+		rv_stat_time(&st->connect_time, NULL, s->t_start);
+	s->t_connected = ktime_get();
+	s->attempts = 0;
+	spin_lock_irqsave(&s->lock, flags);
+	s->state = RV_SCONN_CONNECTED;
+	s->was_connected = true;
+	s->lost = false;
+	s->conn_count++;
+	spin_unlock_irqrestore(&s->lock, flags);
+	rv_hb_start(s);
+}
+
+static void rv_sconn_fail(struct rv_sconn *s)
+{
+	rv_sconn_set_state(s, RV_SCONN_FAILED);
+}
+
+/*
+ * Under s->mutex. The initiator's connect attempt ended without a
+ * connection: try again after a delay, unless @hard or the deadline
+ * passed. The listener goes back to waiting for a REQ.
+ */
+void rv_sconn_retry(struct rv_sconn *s, bool hard)
+{
+	unsigned long delay;
+
+	if (s->state == RV_SCONN_CLOSING || s->state == RV_SCONN_FAILED)
+		return;
+	if (hard || time_after(jiffies, s->deadline)) {
+		rv_sconn_fail(s);
+		/* the work drains and destroys the QP */
+		mod_delayed_work(rv_wq, &s->work, 0);
+		return;
+	}
+	if (s->conn->server) {
+		rv_sconn_set_state(s, RV_SCONN_WAITING);
+		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
+		return;
+	}
+	delay = min(RV_RETRY_MIN_MS << min(s->attempts, 6U), RV_RETRY_MAX_MS);
+	s->attempts++;
+	rv_sconn_set_state(s, RV_SCONN_DELAY);
+	mod_delayed_work(rv_wq, &s->work, msecs_to_jiffies(delay));
+}
+
+/*
+ * Drop the QP's CM id, drain and replace its QP. Called with s->mutex
+ * held; drops it around the calls that wait for the CM handler.
+ */
+static int rv_sconn_reset(struct rv_sconn *s)
+{
+	struct ib_cm_id *id = rv_sconn_take_cm_id(s);
+
+	mutex_unlock(&s->mutex);
+	rv_cm_cancel_resolve(s);
+	if (id)
+		rv_cm_disconnect(s, id);
+	cancel_delayed_work_sync(&s->hb_work);
+	mutex_lock(&s->mutex);
+
+	rv_qp_destroy(s);
+	if (s->state == RV_SCONN_FAILED || s->state == RV_SCONN_CLOSING)
+		return 0;
+	return rv_qp_create(s);
+}
+
+/* Under s->mutex: begin a new phase of connecting after a loss. */
+static void rv_sconn_recover(struct rv_sconn *s)
+{
+	struct rv_conn_get_stats_params_out *st = &s->stats;
+	bool connected = s->state == RV_SCONN_CONNECTED;
+
+	rv_sconn_set_state(s, RV_SCONN_RECOVERING);
+	if (connected) {
+		rv_stat_time(&st->connected_time, NULL, s->t_connected);
+		if (!s->conn->jdev->params.reconnect_timeout) {
+			rv_sconn_fail(s);
+			rv_sconn_reset(s);
+			return;
+		}
+		st->conn_recovery++;
+		s->deadline = jiffies +
+			      s->conn->jdev->params.reconnect_timeout * HZ;
+		s->t_start = ktime_get();
+		s->attempts = 0;
+	}
+	if (rv_sconn_reset(s)) {
+		rv_sconn_fail(s);
+		return;
+	}
+	if (s->state == RV_SCONN_RECOVERING)
+		rv_sconn_retry(s, false);
+}
+
+static void rv_sconn_work(struct work_struct *work)
+{
+	struct rv_sconn *s = container_of(to_delayed_work(work),
+					  struct rv_sconn, work);
+	unsigned long flags;
+	bool lost;
+
+	mutex_lock(&s->mutex);
+	spin_lock_irqsave(&s->lock, flags);
+	lost = s->lost;
+	s->lost = false;
+	spin_unlock_irqrestore(&s->lock, flags);
+
+	switch (s->state) {
+	case RV_SCONN_CONNECTED:
+	case RV_SCONN_CONNECTING:
+		if (lost)
+			rv_sconn_recover(s);
+		break;
+	case RV_SCONN_DELAY:
+		if (time_after(jiffies, s->deadline)) {
+			rv_sconn_fail(s);
+			rv_sconn_reset(s);
+		} else {
+			rv_cm_start_connect(s);
+		}
+		break;
+	case RV_SCONN_WAITING:
+		if (time_after(jiffies, s->deadline)) {
+			rv_sconn_fail(s);
+			rv_sconn_reset(s);
+		}
+		break;
+	case RV_SCONN_FAILED:
+		/* flush what is in flight; nothing will connect again */
+		if (s->qp)
+			rv_sconn_reset(s);
+		break;
+	default:
+		break;
+	}
+	mutex_unlock(&s->mutex);
+}
+
+/* Under conn->jdev->conn_mutex, on the first CONN_CONNECT. */
+static int rv_sconn_start(struct rv_sconn *s)
+{
+	int ret;
+
+	mutex_lock(&s->mutex);
+	s->t_start = ktime_get();
+	s->deadline = jiffies + rv_conn_timeout_s(s->conn) * HZ;
+	ret = rv_qp_create(s);
+	if (!ret) {
+		if (s->conn->server) {
+			rv_sconn_set_state(s, RV_SCONN_WAITING);
+			mod_delayed_work(rv_wq, &s->work,
+					 s->deadline - jiffies + 1);
+		} else {
+			rv_sconn_set_state(s, RV_SCONN_DELAY);
+			mod_delayed_work(rv_wq, &s->work, 0);
+		}
+	}
+	mutex_unlock(&s->mutex);
+	return ret;
+}
+
+static void rv_sconn_close(struct rv_sconn *s)
+{
+	mutex_lock(&s->mutex);
+	if (s->state == RV_SCONN_CONNECTED)
+		rv_stat_time(&s->stats.connected_time, NULL, s->t_connected);
+	rv_sconn_set_state(s, RV_SCONN_CLOSING);
+	mutex_unlock(&s->mutex);
+	cancel_delayed_work_sync(&s->work);
+	mutex_lock(&s->mutex);
+	rv_sconn_reset(s);
+	mutex_unlock(&s->mutex);
+	cancel_delayed_work_sync(&s->work);
+	rv_sconn_ctx_free(s);
+	mutex_destroy(&s->mutex);
+}
+
+static void rv_conn_destroy(struct work_struct *work)
+{
+	struct rv_conn *conn = container_of(work, struct rv_conn,
+					    destroy_work);
+	struct rv_job_dev *jdev = conn->jdev;
+	int i;
+
+	for (i = 0; i < conn->num_conn; i++)
+		rv_sconn_close(&conn->sconn[i]);
+
+	mutex_lock(&jdev->conn_mutex);
+	list_del(&conn->list);
+	mutex_unlock(&jdev->conn_mutex);
+	xa_erase(&rv_conn_ids, conn->id);
+	if (conn->sgid_attr)
+		rdma_put_gid_attr(conn->sgid_attr);
+	rv_job_put(jdev);
+	kfree(conn);
+}
+
+static void rv_conn_release(struct kref *kref)
+{
+	struct rv_conn *conn = container_of(kref, struct rv_conn, kref);
+
+	/* May be the CM handler's reference: never tear down in place. */
+	queue_work(rv_wq, &conn->destroy_work);
+}
+
+void rv_conn_put(struct rv_conn *conn)
+{
+	kref_put(&conn->kref, rv_conn_release);
+}
+
+static bool rv_conn_matches(const struct rv_conn *conn,
+			    const union ib_gid *dgid, bool global, u16 dlid)
+{
+	if (conn->global != global)
+		return false;
+	if (global)
+		return !memcmp(conn->dgid.raw, dgid->raw, sizeof(dgid->raw));
+	return conn->dlid == dlid;
+}
+
+/*
+ * The CM REQ handler's lookup of the connection a REQ from @sgid (global)
+ * or @slid is for. Returns it with a reference, or NULL.
+ */
+struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
+				     const union ib_gid *sgid, u16 slid)
+{
+	struct rv_conn *conn, *found = NULL;
+
+	mutex_lock(&jdev->conn_mutex);
+	list_for_each_entry(conn, &jdev->conns, list) {
+		if (rv_conn_matches(conn, sgid, conn->global, slid) &&
+		    kref_get_unless_zero(&conn->kref)) {
+			found = conn;
+			break;
+		}
+	}
+	mutex_unlock(&jdev->conn_mutex);
+	return found;
+}
+
+static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
+				     const struct rv_conn_create_params_in *in)
+{
+	u8 n = jdev->params.num_conn;
+	struct rv_conn *conn;
+	int i, ret;
+
+	conn = kzalloc(struct_size(conn, sconn, n), GFP_KERNEL);
+	if (!conn)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&conn->kref);
+	conn->jdev = jdev;
+	conn->num_conn = n;
+	conn->global = in->ah.is_global;
+	memcpy(conn->dgid.raw, in->ah.grh.dgid, sizeof(conn->dgid.raw));
+	conn->dlid = in->ah.dlid;
+	conn->rem_addr = in->rem_addr;
+	if (conn->global)
+		conn->server = memcmp(jdev->gid.raw, conn->dgid.raw,
+				      sizeof(conn->dgid.raw)) < 0;
+	else
+		conn->server = jdev->loc_addr < conn->rem_addr;
+	INIT_WORK(&conn->destroy_work, rv_conn_destroy);
+
+	for (i = 0; i < n; i++) {
+		struct rv_sconn *s = &conn->sconn[i];
+
+		s->conn = conn;
+		s->index = i;
+		mutex_init(&s->mutex);
+		spin_lock_init(&s->lock);
+		INIT_DELAYED_WORK(&s->work, rv_sconn_work);
+		INIT_DELAYED_WORK(&s->hb_work, rv_hb_work);
+		ret = rv_sconn_ctx_alloc(s);
+		if (ret)
+			goto err;
+	}
+	ret = xa_alloc(&rv_conn_ids, &conn->id, conn, xa_limit_32b,
+		       GFP_KERNEL);
+	if (ret)
+		goto err;
+	return conn;
+
+err:
+	while (i-- > 0)
+		rv_sconn_ctx_free(&conn->sconn[i]);
+	kfree(conn);
+	return ERR_PTR(ret);
+}
+
+static int rv_conn_check_ah(const struct rv_job_dev *jdev,
+			    const struct rv_conn_create_params_in *in)
+{
+	const struct ib_uverbs_ah_attr *ah = &in->ah;
+	struct ib_device *ibdev = jdev->dev->ib_dev;
+
+	if (in->resv1 || ah->reserved || ah->grh.reserved)
+		return -EINVAL;
+	if (ah->port_num != jdev->key.port_num || ah->is_global > 1)
+		return -EINVAL;
+	if (!ah->is_global)
+		return rdma_protocol_roce(ibdev, ah->port_num) || !ah->dlid ?
+			-EINVAL : 0;
+	if (ah->grh.sgid_index != jdev->key.gid_index ||
+	    !memchr_inv(ah->grh.dgid, 0, sizeof(ah->grh.dgid)) ||
+	    !memcmp(ah->grh.dgid, jdev->gid.raw, sizeof(ah->grh.dgid)))
+		return -EINVAL;
+	return 0;
+}
+
+static bool rv_user_has_conn(struct rv_user *user, struct rv_conn *conn)
+{
+	struct rv_conn *c;
+	unsigned long h;
+
+	xa_for_each(&user->conns, h, c)
+		if (c == conn)
+			return true;
+	return false;
+}
+
+long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_user *user = ctx->user;
+	struct rv_job_dev *jdev = user->jdev;
+	struct rv_conn_create_params p;
+	struct rv_conn *conn = NULL, *c;
+	union ib_gid dgid;
+	u32 handle;
+	int ret;
+
+	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
+		return -EFAULT;
+	ret = rv_conn_check_ah(jdev, &p.in);
+	if (ret)
+		return ret;
+	memcpy(dgid.raw, p.in.ah.grh.dgid, sizeof(dgid.raw));
+
+	mutex_lock(&jdev->conn_mutex);
+	list_for_each_entry(c, &jdev->conns, list) {
+		if (rv_conn_matches(c, &dgid, p.in.ah.is_global,
+				    p.in.ah.dlid) &&
+		    kref_get_unless_zero(&c->kref)) {
+			conn = c;
+			break;
+		}
+	}
+	if (conn && rv_user_has_conn(user, conn)) {
+		ret = -EBUSY;
+		goto out_put;
+	}
+	if (!conn) {
+		conn = rv_conn_alloc(jdev, &p.in);
+		if (IS_ERR(conn)) {
+			ret = PTR_ERR(conn);
+			goto out_unlock;
+		}
+		kref_get(&jdev->kref);
+		list_add_tail(&conn->list, &jdev->conns);
+	}
+	ret = xa_alloc(&user->conns, &handle, conn, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		goto out_put;
+	mutex_unlock(&jdev->conn_mutex);
+
+	memset(&p.out, 0, sizeof(p.out));
+	p.out.handle = handle;
+	p.out.conn_handle = conn->id;
+	if (copy_to_user(ctx->uarg, &p.out, sizeof(p.out))) {
+		xa_erase(&user->conns, handle);
+		rv_conn_put(conn);
+		return -EFAULT;
+	}
+	return 0;
+
+out_put:
+	mutex_unlock(&jdev->conn_mutex);
+	rv_conn_put(conn);
+	return ret;
+out_unlock:
+	mutex_unlock(&jdev->conn_mutex);
+	return ret;
+}
+
+/* Only on release, when no ioctl of the file can run. */
+void rv_conn_user_exit(struct rv_user *user)
+{
+	struct rv_conn *conn;
+	unsigned long h;
+
+	xa_for_each(&user->conns, h, conn) {
+		xa_erase(&user->conns, h);
+		rv_conn_put(conn);
+	}
+	xa_destroy(&user->conns);
+}
+
+/* The caller's connection @handle; the file's reference keeps it alive. */
+static struct rv_conn *rv_user_conn(struct rv_user *user, u64 handle)
+{
+	if (!handle || handle > U32_MAX)
+		return NULL;
+	return xa_load(&user->conns, handle);
+}
+
+static int rv_check_path(const struct rv_conn *conn,
+			 const struct ib_user_path_rec *path)
+{
+	const struct rv_job_dev *jdev = conn->jdev;
+
+	if (memcmp(path->sgid, jdev->gid.raw, sizeof(path->sgid)))
+		return -EINVAL;
+	if (conn->global &&
+	    memcmp(path->dgid, conn->dgid.raw, sizeof(path->dgid)))
+		return -EINVAL;
+	if (path->mtu < IB_MTU_256 || path->mtu > IB_MTU_4096)
+		return -EINVAL;
+	return 0;
+}
+
+long rv_ioctl_conn_connect(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_user *user = ctx->user;
+	struct rv_job_dev *jdev = user->jdev;
+	struct rv_conn_connect_params_in in;
+	struct rv_conn *conn;
+	int i, ret;
+
+	if (copy_from_user(&in, ctx->uarg, sizeof(in)))
+		return -EFAULT;
+	conn = rv_user_conn(user, in.handle);
+	if (!conn)
+		return -EINVAL;
+	ret = rv_check_path(conn, &in.path);
+	if (ret)
+		return ret;
+
+	mutex_lock(&jdev->conn_mutex);
+	if (conn->have_path) {
+		ret = memcmp(&conn->upath, &in.path, sizeof(in.path)) ?
+			-EEXIST : 0;
+		goto out;
+	}
+	conn->upath = in.path;
+	ret = rv_cm_path_init(conn);
+	if (ret)
+		goto out;
+	conn->have_path = true;
+	for (i = 0; i < conn->num_conn; i++) {
+		ret = rv_sconn_start(&conn->sconn[i]);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		/* The connection cannot be used: it has failed for good. */
+		for (i = 0; i < conn->num_conn; i++) {
+			struct rv_sconn *s = &conn->sconn[i];
+
+			mutex_lock(&s->mutex);
+			rv_sconn_fail(s);
+			mod_delayed_work(rv_wq, &s->work, 0);
+			mutex_unlock(&s->mutex);
+		}
+	}
+out:
+	mutex_unlock(&jdev->conn_mutex);
+	return ret;
+}
+
+long rv_ioctl_conn_connected(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_conn_connected_params_in in;
+	struct rv_conn *conn;
+	unsigned long flags;
+	int i, ret = 1;
+
+	if (copy_from_user(&in, ctx->uarg, sizeof(in)))
+		return -EFAULT;
+	conn = rv_user_conn(ctx->user, in.handle);
+	if (!conn)
+		return -EINVAL;
+	for (i = 0; i < conn->num_conn; i++) {
+		struct rv_sconn *s = &conn->sconn[i];
+
+		spin_lock_irqsave(&s->lock, flags);
+		if (s->state == RV_SCONN_FAILED)
+			ret = -EIO;
+		else if (ret > 0 && s->state != RV_SCONN_CONNECTED &&
+			 !s->was_connected)
+			ret = 0;
+		spin_unlock_irqrestore(&s->lock, flags);
+		if (ret < 0)
+			break;
+	}
+	return ret;
+}
+
+long rv_ioctl_conn_get_conn_count(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_conn_get_conn_count_params p;
+	struct rv_conn *conn;
+	struct rv_sconn *s;
+	unsigned long flags;
+	bool failed;
+
+	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
+		return -EFAULT;
+	conn = rv_user_conn(ctx->user, p.in.handle);
+	if (!conn || p.in.index >= conn->num_conn ||
+	    memchr_inv(p.in.resv1, 0, sizeof(p.in.resv1)))
+		return -EINVAL;
+	s = &conn->sconn[p.in.index];
+	spin_lock_irqsave(&s->lock, flags);
+	failed = s->state == RV_SCONN_FAILED;
+	memset(&p.out, 0, sizeof(p.out));
+	p.out.count = s->conn_count;
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (failed)
+		return -EIO;
+	if (copy_to_user(ctx->uarg, &p.out, sizeof(p.out)))
+		return -EFAULT;
+	return 0;
+}
+
+#define RV_ST(f) offsetof(struct rv_conn_get_stats_params_out, f)
+
+/* Counters that add up in an aggregate; the rest are maxima or flags. */
+static const u16 rv_stats_sum_u32[] = {
+	RV_ST(req_error), RV_ST(req_recv), RV_ST(rep_error), RV_ST(rep_recv),
+	RV_ST(rtu_recv), RV_ST(established), RV_ST(dreq_error),
+	RV_ST(dreq_recv), RV_ST(drep_recv), RV_ST(timewait), RV_ST(mra_recv),
+	RV_ST(rej_recv), RV_ST(lap_error), RV_ST(lap_recv), RV_ST(apr_recv),
+	RV_ST(unexp_event), RV_ST(req_sent), RV_ST(rep_sent), RV_ST(rtu_sent),
+	RV_ST(rej_sent), RV_ST(dreq_sent), RV_ST(drep_sent), RV_ST(resolve),
+	RV_ST(resolve_fail), RV_ST(conn_recovery), RV_ST(reresolve),
+	RV_ST(reresolve_fail), RV_ST(outstand_send_write), RV_ST(recv_drop),
+	RV_ST(num_conn),
+};
+
+static const u16 rv_stats_sum_u64[] = {
+	RV_ST(wait_time), RV_ST(resolve_time), RV_ST(connect_time),
+	RV_ST(connected_time), RV_ST(rewait_time), RV_ST(reresolve_time),
+	RV_ST(reconnect_time), RV_ST(post_write), RV_ST(post_write_fail),
+	RV_ST(post_write_bytes), RV_ST(send_write_cqe),
+	RV_ST(send_write_cqe_fail), RV_ST(recv_write_cqe),
+	RV_ST(recv_write_bytes), RV_ST(recv_cqe_fail), RV_ST(post_hb),
+	RV_ST(post_hb_fail), RV_ST(send_hb_cqe), RV_ST(send_hb_cqe_fail),
+	RV_ST(recv_hb_cqe),
+};
+
+static const u16 rv_stats_max_u64[] = {
+	RV_ST(max_rewait_time), RV_ST(max_reresolve_time),
+	RV_ST(max_reconnect_time),
+};
+
+static void rv_stats_add(struct rv_conn_get_stats_params_out *sum,
+			 const struct rv_conn_get_stats_params_out *one)
+{
+	const u8 *src = (const u8 *)one;
+	u8 *dst = (u8 *)sum;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rv_stats_sum_u32); i++)
+		*(u32 *)(dst + rv_stats_sum_u32[i]) +=
+			*(const u32 *)(src + rv_stats_sum_u32[i]);
+	for (i = 0; i < ARRAY_SIZE(rv_stats_sum_u64); i++)
+		*(u64 *)(dst + rv_stats_sum_u64[i]) +=
+			*(const u64 *)(src + rv_stats_sum_u64[i]);
+	for (i = 0; i < ARRAY_SIZE(rv_stats_max_u64); i++) {
+		u64 *d = (u64 *)(dst + rv_stats_max_u64[i]);
+
+		*d = max(*d, *(const u64 *)(src + rv_stats_max_u64[i]));
+	}
+	sum->flags |= one->flags;
+}
+
+/* One QP's statistics, as of now. */
+static void rv_sconn_stats(struct rv_sconn *s,
+			   struct rv_conn_get_stats_params_out *out)
+{
+	unsigned long flags;
+
+	mutex_lock(&s->mutex);
+	spin_lock_irqsave(&s->lock, flags);
+	*out = s->stats;
+	out->outstand_send_write = s->outstanding;
+	out->flags = (s->conn->server ? RV_CONN_STAT_FLAG_SERVER :
+					RV_CONN_STAT_FLAG_CLIENT) |
+		     (s->was_connected ? RV_CONN_STAT_FLAG_WAS_CONNECTED : 0);
+	if (s->state == RV_SCONN_CONNECTED)
+		out->connected_time += ktime_us_delta(ktime_get(),
+						      s->t_connected);
+	spin_unlock_irqrestore(&s->lock, flags);
+	mutex_unlock(&s->mutex);
+	out->index = s->index;
+	out->num_conn = 1;
+	out->resv1 = 0;
+	out->resv2 = 0;
+}
+
+static void rv_conn_stats(struct rv_conn *conn,
+			  struct rv_conn_get_stats_params_out *sum)
+{
+	struct rv_conn_get_stats_params_out one;
+	int i;
+
+	for (i = 0; i < conn->num_conn; i++) {
+		rv_sconn_stats(&conn->sconn[i], &one);
+		rv_stats_add(sum, &one);
+	}
+}
+
+long rv_ioctl_conn_get_stats(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_conn_get_stats_params p;
+	struct rv_conn_get_stats_params_out out = {};
+	struct rv_user *user = ctx->user;
+	struct rv_conn *conn;
+	unsigned long h;
+	u8 index;
+
+	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
+		return -EFAULT;
+	if (memchr_inv(p.in.resv1, 0, sizeof(p.in.resv1)))
+		return -EINVAL;
+	index = p.in.index;
+	if (!p.in.handle) {
+		xa_for_each(&user->conns, h, conn)
+			rv_conn_stats(conn, &out);
+	} else {
+		conn = rv_user_conn(user, p.in.handle);
+		if (!conn)
+			return -EINVAL;
+		if (index == RV_CONN_STATS_AGGREGATE)
+			rv_conn_stats(conn, &out);
+		else if (index < conn->num_conn)
+			rv_sconn_stats(&conn->sconn[index], &out);
+		else
+			return -EINVAL;
+	}
+	out.index = index;
+	if (copy_to_user(ctx->uarg, &out, sizeof(out)))
+		return -EFAULT;
+	return 0;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared RC connections: one struct rv_conn per (job-device, remote node),
+ * holding num_conn struct rv_sconn, each one RC QP with its CQ and CM id.
+ *
+ * Files:
+ *   rv_conn.c - the objects, their lifetime, the CONN_* ioctls and the
+ *               per-QP state machine (connect, recovery, deadlines);
+ *   rv_cm.c   - the IB CM side: listener, REQ/REP/RTU/REJ/DREQ, private
+ *               data, address resolution;
+ *   rv_qp.c   - QPs and CQs, receive preposting, the write data path,
+ *               completions and heartbeats.
+ *
+ * State of one QP (rv_sconn.state; changed under both sconn->mutex and
+ * sconn->lock, read under either):
+ *
+ *   IDLE --CONNECT--> WAITING (listener side) or DELAY (initiator side)
+ *   DELAY --work--> RESOLVING --dmac--> CONNECTING (REQ sent)
+ *   WAITING --REQ--> CONNECTING (REP sent)
+ *   CONNECTING --REP/RTU--> CONNECTED
+ *   CONNECTING/WAITING/DELAY --REJ retry, timeout--> DELAY or WAITING
+ *   CONNECTED --loss--> RECOVERING --drain, new QP--> DELAY or WAITING
+ *   any --deadline passed or hard reject--> FAILED
+ *   any --last reference--> CLOSING
+ */
+#ifndef RV_CONN_H
+#define RV_CONN_H
+
+#include <linux/workqueue.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_sa.h>
+
+#include "rv.h"
+
+enum rv_sconn_state {
+	RV_SCONN_IDLE,
+	RV_SCONN_WAITING,
+	RV_SCONN_DELAY,
+	RV_SCONN_RESOLVING,
+	RV_SCONN_CONNECTING,
+	RV_SCONN_CONNECTED,
+	RV_SCONN_RECOVERING,
+	RV_SCONN_FAILED,
+	RV_SCONN_CLOSING,
+};
+
+/* One posted write (or the heartbeat), preallocated per QP. */
+struct rv_send_ctx {
+	struct ib_cqe cqe;
+	struct list_head free;		/* on sconn->free_send */
+	struct rv_sconn *sconn;
+	struct rv_user *user;		/* reference held while posted */
+	struct rv_mr_entry *mr;		/* IO reference held while posted */
+	u64 wr_id;
+	u32 len;
+};
+
+struct rv_recv_ctx {
+	struct ib_cqe cqe;
+	struct rv_sconn *sconn;
+};
+
+struct rv_sconn {
+	struct rv_conn *conn;
+	u8 index;
+
+	struct mutex mutex;		/* CM and state machine steps */
+	spinlock_t lock;		/* state, credits, data path stats */
+	enum rv_sconn_state state;
+	bool was_connected;
+	bool lost;			/* loss seen, recovery pending */
+	bool qp_inited;			/* QP left RESET: drain before destroy */
+	bool established;		/* cm_id reached ESTABLISHED */
+	bool hb_busy;			/* the heartbeat is posted */
+	bool activity;			/* traffic since the last heartbeat tick */
+	bool recv_err_reported;
+
+	struct ib_cm_id *cm_id;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	u32 conn_count;
+	u32 rq_psn;			/* listener: receive PSN, sent in REP */
+	u32 attempts;			/* connect attempts since last success */
+	unsigned long deadline;		/* jiffies: give up after */
+
+	struct rdma_dev_addr dev_addr;	/* initiator: dmac resolution */
+	bool resolve_pending;
+	struct sa_path_rec path;	/* initiator: the REQ's primary path */
+
+	u32 sq_depth;			/* writes in flight per QP */
+	u32 rq_depth;			/* receives preposted */
+	u32 outstanding;		/* writes posted, not completed */
+	struct rv_send_ctx *sctx;	/* sq_depth */
+	struct list_head free_send;
+	struct rv_send_ctx hb_ctx;
+	struct rv_recv_ctx *rctx;	/* rq_depth */
+
+	struct delayed_work work;	/* state machine */
+	struct delayed_work hb_work;	/* heartbeat ticks */
+
+	/* times, for statistics */
+	ktime_t t_start;		/* current phase began */
+	ktime_t t_connected;		/* connected since */
+
+	struct rv_conn_get_stats_params_out stats;
+};
+
+struct rv_conn {
+	struct kref kref;		/* one per process handle */
+	struct list_head list;		/* jdev->conns, under jdev->conn_mutex */
+	struct rv_job_dev *jdev;	/* reference held */
+	u32 id;				/* conn_handle, in rv_conn_ids */
+	bool global;
+	bool server;			/* this side listens */
+	union ib_gid dgid;
+	u16 dlid;
+	u32 rem_addr;
+
+	bool have_path;			/* under jdev->conn_mutex */
+	struct ib_user_path_rec upath;
+	const struct ib_gid_attr *sgid_attr;	/* held once have_path */
+
+	atomic_t rr;			/* round robin of the data path */
+	struct work_struct destroy_work;
+	u8 num_conn;
+	struct rv_sconn sconn[];
+};
+
+/* Least local ACK timeout: 4.096 us * 2^14, about 67 ms. */
+#define RV_MIN_QP_TIMEOUT 14
+
+/* Reasons in a REJ's private data (rv_cm.c). */
+enum rv_rej_reason {
+	RV_REJ_RETRY = 1,		/* not ready yet: try again */
+	RV_REJ_VERSION,			/* unknown magic or version */
+	RV_REJ_UID,			/* the job belongs to another uid */
+	RV_REJ_INDEX,			/* QP index or num_conn disagree */
+	RV_REJ_ROLE,			/* this side initiates, not listens */
+	RV_REJ_LOCAL,			/* a local failure: try again */
+};
+
+extern struct workqueue_struct *rv_wq;
+
+/* rv_conn.c */
+void rv_sconn_lost(struct rv_sconn *s);
+void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
+void rv_sconn_established(struct rv_sconn *s);
+void rv_sconn_retry(struct rv_sconn *s, bool hard);
+struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
+				     const union ib_gid *sgid, u16 slid);
+void rv_conn_put(struct rv_conn *conn);
+u32 rv_conn_timeout_s(const struct rv_conn *conn);
+
+/* rv_cm.c */
+int rv_cm_listen(struct rv_job_dev *jdev);
+void rv_cm_unlisten(struct rv_job_dev *jdev);
+int rv_cm_path_init(struct rv_conn *conn);
+void rv_cm_start_connect(struct rv_sconn *s);
+void rv_cm_cancel_resolve(struct rv_sconn *s);
+struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s);
+void rv_cm_disconnect(struct rv_sconn *s, struct ib_cm_id *id);
+
+/* rv_qp.c */
+int rv_sconn_ctx_alloc(struct rv_sconn *s);
+void rv_sconn_ctx_free(struct rv_sconn *s);
+int rv_qp_create(struct rv_sconn *s);
+void rv_qp_destroy(struct rv_sconn *s);
+int rv_qp_to_state(struct rv_sconn *s, enum ib_qp_state state);
+void rv_hb_start(struct rv_sconn *s);
+void rv_hb_work(struct work_struct *work);
+
+#endif /* RV_CONN_H */
