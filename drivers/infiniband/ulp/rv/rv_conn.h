@@ -127,8 +127,12 @@ struct rv_conn {
 	struct rv_sconn sconn[];
 };
 
-/* Least local ACK timeout: 4.096 us * 2^14, about 67 ms. */
-#define RV_MIN_QP_TIMEOUT 14
+/*
+ * Least local ACK timeout: 4.096 us * 2^17, about half a second. Soft
+ * RoCE under load (or emulation) can take longer than the path says to
+ * answer, and each needless retry resends the whole window.
+ */
+#define RV_MIN_QP_TIMEOUT 17
 
 /* Reasons in a REJ's private data (rv_cm.c). */
 enum rv_rej_reason {
