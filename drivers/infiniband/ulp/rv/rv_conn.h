@@ -75,6 +75,8 @@ struct rv_sconn {
 	bool hb_busy;			/* the heartbeat is posted */
 	bool activity;			/* traffic since the last heartbeat tick */
 	bool recv_err_reported;
+	u64 hb_done;			/* send completions at the last tick */
+	u32 stall_ms;			/* sends pending without progress */
 
 	struct ib_cm_id *cm_id;
 	struct ib_qp *qp;
@@ -133,6 +135,13 @@ struct rv_conn {
  * answer, and each needless retry resends the whole window.
  */
 #define RV_MIN_QP_TIMEOUT 17
+
+/*
+ * A send queue with work that neither completes nor fails for this long
+ * is declared lost: twice the transport's own give-up time,
+ * RV_MIN_QP_TIMEOUT times (retry_count + 1).
+ */
+#define RV_STALL_MS 9000
 
 /* Reasons in a REJ's private data (rv_cm.c). */
 enum rv_rej_reason {

@@ -125,6 +125,7 @@ int rv_qp_create(struct rv_sconn *s)
 	s->qp = qp;
 	s->qp_inited = false;
 	s->hb_busy = false;
+	s->stall_ms = 0;
 	s->recv_err_reported = false;
 	return 0;
 }
@@ -321,13 +322,37 @@ void rv_hb_start(struct rv_sconn *s)
 }
 
 /*
+ * Under s->lock, on a heartbeat tick of @ms: has the send side made no
+ * progress for RV_STALL_MS while it had work? The transport gives up on
+ * an unanswered send by itself (retry_count local ACK timeouts); a send
+ * queue that neither completes nor fails for twice that long is stuck
+ * (soft RoCE can wedge a QP after its link flaps) and counts as lost.
+ */
+static bool rv_sconn_stalled(struct rv_sconn *s, unsigned int ms)
+{
+	const struct rv_conn_get_stats_params_out *st = &s->stats;
+	u64 done = st->send_write_cqe + st->send_write_cqe_fail +
+		   st->send_hb_cqe + st->send_hb_cqe_fail;
+
+	if ((!s->outstanding && !s->hb_busy) || done != s->hb_done) {
+		s->hb_done = done;
+		s->stall_ms = 0;
+		return false;
+	}
+	s->stall_ms += ms;
+	return s->stall_ms >= RV_STALL_MS;
+}
+
+/*
  * A heartbeat tick: a QP that saw no traffic since the last tick sends a
- * zero-length SEND. Its failure (the peer is gone) is a loss.
+ * zero-length SEND. Its failure (the peer is gone), or a send queue that
+ * stopped moving, is a loss.
  */
 void rv_hb_work(struct work_struct *work)
 {
 	struct rv_sconn *s = container_of(to_delayed_work(work),
 					  struct rv_sconn, hb_work);
+	unsigned int ms = s->conn->jdev->params.hb_interval;
 	struct ib_send_wr wr = {
 		.wr_cqe = &s->hb_ctx.cqe,
 		.opcode = IB_WR_SEND,
@@ -339,6 +364,11 @@ void rv_hb_work(struct work_struct *work)
 	spin_lock_irqsave(&s->lock, flags);
 	if (s->state != RV_SCONN_CONNECTED) {
 		spin_unlock_irqrestore(&s->lock, flags);
+		return;
+	}
+	if (rv_sconn_stalled(s, ms)) {
+		spin_unlock_irqrestore(&s->lock, flags);
+		rv_sconn_lost(s);
 		return;
 	}
 	post = !s->activity && !s->hb_busy;
