@@ -378,7 +378,11 @@ static int rv_conn_check_ah(const struct rv_job_dev *jdev,
 	const struct ib_uverbs_ah_attr *ah = &in->ah;
 	struct ib_device *ibdev = jdev->dev->ib_dev;
 
-	if (in->resv1 || ah->reserved || ah->grh.reserved)
+	/*
+	 * ah->reserved and ah->grh.reserved are not checked: PSM3 fills ah
+	 * by copying a struct ibv_ah_attr, whose padding sits there.
+	 */
+	if (in->resv1)
 		return -EINVAL;
 	if (ah->port_num != jdev->key.port_num || ah->is_global > 1)
 		return -EINVAL;
