@@ -399,7 +399,8 @@ struct rv_cache_stats_params_out {
 /**
  * struct rv_conn_create_params_in - input of RV_IOCTL_CONN_CREATE
  * @ah: address of the remote node (grh.dgid for RoCE, dlid for IB);
- *	port_num and grh.sgid_index must match the attach
+ *	port_num and grh.sgid_index must match the attach. Its reserved
+ *	bytes are ignored: a struct ibv_ah_attr has padding there.
  * @rem_addr: remote address, compared with loc_addr when not global
  * @resv1: reserved, zero
  * @context: opaque to the module
