@@ -1,13 +1,187 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make bench`, inside the test VM: load rv and run rvbench with the given
-# arguments (default: `reg`). Prints numbers; asserts nothing about them.
+# `make bench`, inside the test VM (vm-run --rxe 2): load rv and run
+#
+#   bench.sh [RVBENCH_ARGS...]   rvbench with these arguments (default: reg)
+#   bench.sh compare [--sizes LIST] [--bytes B] [--lat-sizes LIST]
+#                    [--lat-iters N]
+#       rv against perftest on the two rxe nodes: rvbench bw and lat
+#       (client on the first node, server on the second), then ib_write_bw
+#       and ib_write_lat the same way round (server on the second node,
+#       RC, TCP out of band, no rdma_cm), one run per size; prints each
+#       tool's numbers and the ratios rvbench/perftest per size.
+#       Defaults: bw sizes 64K,256K,1M,4M with 16M per size, lat sizes 8,4K
+#       with 1000 iterations.
+#
+# Prints numbers; asserts nothing about them (a wrong message or a failed
+# tool still makes the exit status non-zero).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RV_BUILD_DIR:-$top/build}
+ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+rvbench=$build/userspace/tools/rvbench
 
-insmod "${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}"
-trap 'rmmod rv' EXIT
-"$build/userspace/tools/rvbench" "${@:-reg}"
+load_rv() {
+	local deps
+	# insmod does not load what rv needs (ib_core, ib_cm).
+	IFS=, read -ra deps <<<"$(modinfo -F depends "$ko")"
+	[ ${#deps[@]} -eq 0 ] || modprobe -a "${deps[@]}"
+	insmod "$ko"
+	trap 'rmmod rv' EXIT
+}
+
+if [ "${1:-}" != compare ]; then
+	load_rv
+	"$rvbench" "${@:-reg}"
+	exit
+fi
+shift
+
+bw_sizes=64K,256K,1M,4M
+bw_bytes=16M
+lat_sizes=8,4K
+lat_iters=1000
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--sizes) bw_sizes=$2; shift 2 ;;
+	--bytes) bw_bytes=$2; shift 2 ;;
+	--lat-sizes) lat_sizes=$2; shift 2 ;;
+	--lat-iters) lat_iters=$2; shift 2 ;;
+	*) echo "bench.sh compare: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+
+read -ra nodes <<<"${RV_NODES:-}"
+read -ra ips <<<"${RV_NODE_IPS:-}"
+read -ra gidx <<<"${RV_NODE_GID_INDEXES:-}"
+if [ ${#nodes[@]} -lt 2 ] || [ ${#ips[@]} -lt 2 ] || [ ${#gidx[@]} -lt 2 ]; then
+	echo "bench.sh compare: needs two rxe nodes (vm-run --rxe 2)" >&2
+	exit 2
+fi
+command -v ib_write_bw >/dev/null || { echo "bench.sh compare: no perftest" >&2; exit 2; }
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+# "64K" -> 65536, as both tools take bytes
+bytes() {
+	local v=${1^^} m=1
+	case "$v" in
+	*K) m=1024; v=${v%K} ;;
+	*M) m=$((1024 * 1024)); v=${v%M} ;;
+	*G) m=$((1024 * 1024 * 1024)); v=${v%G} ;;
+	esac
+	echo $((v * m))
+}
+
+out=$(mktemp -d /tmp/bench-compare.XXXXXX)
+client=${nodes[0]} server=${nodes[1]}
+rcvd() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/rcvd_pkts"; }
+
+# perftest: the server on the second node, bound to its address for the
+# TCP exchange; the client on the first. -u 17: an ACK timeout of ~0.5 s,
+# as TCG is slow (rv's path records ask for the same). Without -R: no
+# rdma_cm. perftest reports MiB/s (2^20); converted to 10^6 below.
+port=18600
+perftest() {
+	local tool=$1 size=$2 iters=$3 log=$4 spid rc=0 src=0 i
+	local common=(-F -s "$size" -n "$iters" -m 1024 -u 17)
+	port=$((port + 1))
+	timeout 300 "$tool" -d "$server" -x "${gidx[1]}" "${common[@]}" -p "$port" \
+		--source_ip "${ips[1]}" >"$log.server" 2>&1 &
+	spid=$!
+	for ((i = 0; i < 100; i++)); do
+		rc=0
+		timeout 300 "$tool" -d "$client" -x "${gidx[0]}" "${common[@]}" \
+			-p "$port" "${ips[1]}" >"$log" 2>&1 || rc=$?
+		if [ $rc -eq 0 ] ||
+			! grep -qiE "couldn't connect|connection refused|unable to" "$log"; then
+			break
+		fi
+		sleep 0.2
+	done
+	wait "$spid" || src=$?
+	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "$tool -s $size failed (client $rc, server $src):" >&2
+		tail -n 20 "$log" "$log.server" >&2
+		return 1
+	fi
+}
+
+# One size at a time, rv then perftest, so that both see the same load.
+load_rv
+IFS=, read -ra bws <<<"$bw_sizes"
+IFS=, read -ra lats <<<"$lat_sizes"
+echo "== bw, $client -> $server: rvbench bw (every message checked), ib_write_bw"
+for s in "${bws[@]}"; do
+	b=$(bytes "$s")
+	n=$(($(bytes "$bw_bytes") / b))
+	[ "$n" -ge 5 ] || n=5
+	"$rvbench" bw --loopback-nodes "$client,$server" --sizes "$b" --iters "$n" \
+		--json >"$out/rv-bw-$b.json"
+	r0=$(rcvd "$server")
+	perftest ib_write_bw "$b" "$n" "$out/pt-bw-$b"
+	echo "$b B x $n done (ib_write_bw: peer rcvd_pkts +$(($(rcvd "$server") - r0)))"
+done
+echo "== lat, $client -> $server: rvbench lat, ib_write_lat"
+for s in "${lats[@]}"; do
+	b=$(bytes "$s")
+	"$rvbench" lat --loopback-nodes "$client,$server" --sizes "$b" \
+		--iters "$lat_iters" --json >"$out/rv-lat-$b.json"
+	perftest ib_write_lat "$b" "$lat_iters" "$out/pt-lat-$b"
+	echo "$b B x $lat_iters done"
+done
+
+echo "== rvbench / perftest"
+"$py" - "$out" "$bw_sizes" "$lat_sizes" <<-'EOF'
+	import json, os, sys
+	out = sys.argv[1]
+
+	def size(s):
+	    m = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:].upper(), 1)
+	    return int(s[:-1] if m > 1 else s) * m
+
+	def rows(path):
+	    # perftest's result lines: the first field is the size in bytes
+	    for line in open(path):
+	        f = line.split()
+	        if len(f) > 4 and f[0].isdigit() and f[1].isdigit():
+	            yield [float(x) for x in f]
+
+	def ratio(a, b):
+	    return "%.3f" % (a / b) if b else "-"
+
+	print("%9s %6s %10s %10s %7s %10s %10s %7s %6s %7s" % ("size", "msgs",
+	      "rv MB/s", "pt MB/s", "ratio", "rv Mmsg/s", "pt Mmsg/s", "ratio",
+	      "wrong", "rx pkts"))
+	for s in sys.argv[2].split(","):
+	    b = size(s)
+	    r = json.load(open(os.path.join(out, "rv-bw-%d.json" % b)))["results"][0]
+	    # bytes, iterations, BW peak, BW average [MiB/s], MsgRate [Mpps]
+	    pt = next(rows(os.path.join(out, "pt-bw-%d" % b)))
+	    mb = pt[3] * 1048576 / 1e6
+	    print("%9d %6d %10.1f %10.1f %7s %10.5f %10.5f %7s %6d %7s" % (b,
+	          r["messages"], r["mb_per_s"], mb, ratio(r["mb_per_s"], mb),
+	          r["mmsg_per_s"], pt[4], ratio(r["mmsg_per_s"], pt[4]),
+	          r["mismatches"], r["receiver_rcvd_pkts"]))
+	print()
+	print("%9s %6s %10s %10s %7s %10s %10s %7s %6s" % ("size", "iters",
+	      "rv med us", "pt med us", "ratio", "rv p99 us", "pt p99 us", "ratio",
+	      "wrong"))
+	for s in sys.argv[3].split(","):
+	    b = size(s)
+	    r = json.load(open(os.path.join(out, "rv-lat-%d.json" % b)))["results"][0]
+	    # bytes, iterations, t_min, t_max, t_typical, t_avg, t_stdev, 99%, 99.9%
+	    pt = next(rows(os.path.join(out, "pt-lat-%d" % b)))
+	    print("%9d %6d %10.2f %10.2f %7s %10.2f %10.2f %7s %6d" % (b, r["iters"],
+	          r["median_ns"] / 1e3, pt[4], ratio(r["median_ns"] / 1e3, pt[4]),
+	          r["p99_ns"] / 1e3, pt[7], ratio(r["p99_ns"] / 1e3, pt[7]),
+	          r["mismatches"]))
+	print("(ratios rvbench/perftest. bw: above 1 rv is faster; lat: above 1 rv is")
+	print(" slower. MB = 10^6 bytes (perftest's MiB/s converted); latencies are half")
+	print(" round trips, medians (perftest's t_typical) and 99th percentiles.")
+	print(" rvbench's receiver checks every message and returns credits; perftest's")
+	print(" does neither)")
+	EOF
+rm -rf "$out"

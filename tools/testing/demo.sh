@@ -1,19 +1,38 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make demo`, inside the test VM: load rv next to two soft-RoCE devices
-# and ask /dev/rv what it is.
+# `make demo`, inside the test VM: load rv next to two soft-RoCE devices,
+# ask /dev/rv what it is, then move data between the two nodes over rv's
+# shared connection (rvbench bw: RDMA WRITE with immediate, every message
+# checked by the receiving process).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RV_BUILD_DIR:-$top/build}
+ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
 
 echo "== RDMA devices"
 rdma link show
 echo "== loading rv"
-insmod "${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}"
+# insmod does not load what rv needs (ib_core, ib_cm).
+IFS=, read -ra deps <<<"$(modinfo -F depends "$ko")"
+[ ${#deps[@]} -eq 0 ] || modprobe -a "${deps[@]}"
+insmod "$ko"
+trap 'rmmod rv' EXIT
 ls -l /dev/rv
 echo "== rvinfo"
 "$build/userspace/tools/rvinfo"
 "$build/userspace/tools/rvinfo" --json
-rmmod rv
+
+read -ra nodes <<<"${RV_NODES:-}"
+if [ ${#nodes[@]} -lt 2 ]; then
+	echo "== (one RDMA node only: no transfer)"
+	exit 0
+fi
+a=${nodes[0]} b=${nodes[1]}
+rcvd() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/rcvd_pkts"; }
+echo "== rvbench bw: $a -> $b, each node a process of its own"
+a0=$(rcvd "$a") b0=$(rcvd "$b")
+"$build/userspace/tools/rvbench" bw --loopback-nodes "$a,$b" \
+	--sizes 4K,64K,1M --bytes 2M
+echo "rcvd_pkts: $a +$(($(rcvd "$a") - a0)) (ACKs and credits), $b +$(($(rcvd "$b") - b0)) (the data)"

@@ -3,15 +3,20 @@
 // rvbench: micro-benchmarks of the rv module.
 //
 //	rvbench reg [--sizes 4K,64K,1M,4M] [--iters N] [--json]
+//	rvbench bw  [--listen PORT | --connect HOST:PORT | --loopback] [--json]
+//	rvbench lat [--listen PORT | --connect HOST:PORT | --loopback] [--json]
 //
 // Each subcommand is an entry of the command table below with its own
 // option parser on top of the common options (--device, --port, --rv,
-// --json, --help) and the common session (an attached rv::Device on the
-// chosen RDMA port). `bw` and `lat` (RDMA WRITE with immediate through
-// rv's shared connections) are to follow as further entries.
+// --json, --help). `reg` works on one attached rv::Device; `bw` and `lat`
+// (RDMA WRITE with immediate through rv's shared connections, between two
+// processes each attached to its own device) are in bench/two_node.cpp.
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,12 +26,17 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <getopt.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <rv/attach.hpp>
+#include <rv/connection.hpp>
 #include <rv/device.hpp>
 #include <rv/error.hpp>
 #include <rv/json.hpp>
@@ -35,6 +45,8 @@
 #include <rv/rdma_sysfs.hpp>
 
 #include "bench/bench_util.hpp"
+#include "bench/oob.hpp"
+#include "bench/two_node.hpp"
 #include "bench/verbs.hpp"
 
 namespace {
@@ -720,6 +732,799 @@ int run_reg(int argc, char **argv)
 	return 0;
 }
 
+// --- rvbench bw / lat: transfers between two nodes -------------------------
+
+// Where the other process is.
+struct Endpoint {
+	enum class Kind { unset, listen, connect, loopback } kind = Kind::unset;
+	std::string host;		// listen: address ("" any); connect: peer
+	std::uint16_t tcp_port = 0;
+	std::string client_dev, server_dev;	// loopback
+	bool threads = false;		// loopback in threads, not processes
+};
+
+struct TransferOptions {
+	CommonOptions common;
+	rv::bench::Test test = rv::bench::Test::bw;
+	Endpoint ep;
+	std::vector<std::uint64_t> sizes;
+	std::optional<std::uint64_t> iters;
+	std::uint64_t bytes = 32ULL << 20;	// bw: per size, unless --iters
+	std::uint64_t warmup = 100;		// lat
+	std::uint32_t window = 32;
+	std::uint64_t buffer = 64ULL << 20;
+	double timeout_s = 60;
+	std::optional<rv::JobKey> job_key;
+	std::uint8_t num_conn = 0;
+	std::uint8_t index_bits = 9;
+	std::optional<std::uint8_t> mtu;
+	std::uint8_t packet_life_time = 16;
+	bool yield = false;
+};
+
+constexpr std::uint64_t default_lat_iters = 1000;
+
+std::vector<std::uint64_t> default_sizes(rv::bench::Test t)
+{
+	if (t == rv::bench::Test::lat)
+		return {8};
+	std::vector<std::uint64_t> v;
+	for (std::uint64_t s = 4 << 10; s <= (4 << 20); s *= 2)
+		v.push_back(s);
+	return v;
+}
+
+void transfer_usage(std::FILE *f, rv::bench::Test t)
+{
+	const bool bw = t == rv::bench::Test::bw;
+	std::fprintf(f,
+"Usage: %s %s [--listen [HOST:]PORT | --connect HOST:PORT |\n"
+"                  --loopback-nodes DEV_A,DEV_B | --loopback] [OPTION]...\n",
+		prog, bw ? "bw" : "lat");
+	if (bw)
+		std::fprintf(f,
+"Bandwidth and message rate of RDMA WRITE with immediate over rv's shared\n"
+"connection between two nodes: the client writes, the server receives and\n"
+"checks every message (a pattern derived from size and sequence number, in\n"
+"a rotating slot of its buffer) and returns credits by writes of its own.\n"
+"A message that does not check out makes the exit status 1.\n");
+	else
+		std::fprintf(f,
+"Half round-trip latency of RDMA WRITE with immediate over rv's shared\n"
+"connection: the client writes a ping, the server answers each one with a\n"
+"pong as soon as its event arrives; both check every message. The time\n"
+"is taken from before the ping's post to the pong's event, halved.\n");
+	std::fprintf(f,
+"\n"
+"One process per node, each attached to its own RDMA device with the same\n"
+"job key (the server hands its key out), joined by TCP for the setup: the\n"
+"server (--listen) follows the plan the client (--connect) sends it.\n"
+"\n"
+"      --listen [HOST:]PORT  be the server: wait for one client on PORT\n"
+"      --connect HOST:PORT   be the client of the server at HOST:PORT\n"
+"      --loopback-nodes A,B  both in one go: the client on device A, the\n"
+"                            server on device B in a forked child\n"
+"      --loopback            --loopback-nodes with the first two of $RV_NODES\n"
+"      --loopback-threads    run the loopback server in a thread of this\n"
+"                            process instead (two /dev/rv files)\n");
+	if (bw)
+		std::fprintf(f,
+"  -s, --sizes LIST          message sizes, K/M binary (default 4K,8K,...,4M)\n"
+"  -n, --iters N             messages per size (default: --bytes / size)\n"
+"      --bytes B             bytes per size (default 32M), at least 1 message\n"
+"      --window N            writes in flight, 1..%u (default 32)\n"
+"      --buffer B            bytes of each side's message buffer (default\n"
+"                            64M): receive slots per size = B / size (at most\n"
+"                            %u), send slots = B / size (at most --window)\n",
+			     rv::bench::max_window, rv::bench::max_bw_slots);
+	else
+		std::fprintf(f,
+"  -s, --sizes LIST          message sizes (default 8)\n"
+"  -n, --iters N             timed round trips per size (default %llu)\n"
+"      --warmup N            untimed round trips first (default 100)\n",
+			     static_cast<unsigned long long>(default_lat_iters));
+	std::fprintf(f,
+"      --timeout S           setup steps, and any phase without progress,\n"
+"                            fail after S seconds (default 60)\n"
+"      --job-key HEX         the job key (32 hex digits; default: the\n"
+"                            server's random one)\n"
+"      --num-conn N          ATTACH num_conn, QPs per connection (default:\n"
+"                            the module's)\n"
+"      --index-bits N        ATTACH index_bits (default 9)\n"
+"      --mtu BYTES           path MTU 256..4096 (default: the ports' active\n"
+"                            MTU, the smaller of both)\n"
+"      --pkt-lifetime N      path record packet_life_time (default 16: an ACK\n"
+"                            timeout of about 0.5 s, for emulated machines)\n"
+"      --poll MODE           between empty polls of the event ring: spin\n"
+"                            (default) or yield (sched_yield(), which leaves\n"
+"                            the CPU to the kernel's work on few CPUs)\n"
+"\n%s"
+"\n"
+"The client prints the results (MB = 10^6 bytes; polls: turns of the\n"
+"event-ring poll loop, empty: those that found nothing), with --json as one\n"
+"object; a --listen server prints a summary of what it checked.\n"
+"\n"
+"Exit status: 0 on success, 1 on a failure or a wrong message, 2 on a usage\n"
+"error.\n",
+		common_help);
+}
+
+std::optional<rv::JobKey> parse_job_key(const std::string &s)
+{
+	auto b = rv::bench::oob::from_hex(s);
+	rv::JobKey k{};
+	if (!b || b->size() != k.size())
+		return std::nullopt;
+	std::copy(b->begin(), b->end(), k.begin());
+	return k;
+}
+
+TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
+{
+	enum : int {
+		opt_listen = 0x200, opt_connect, opt_loopback_nodes, opt_loopback,
+		opt_loopback_threads, opt_bytes, opt_window, opt_buffer,
+		opt_timeout, opt_job_key, opt_num_conn, opt_index_bits, opt_mtu,
+		opt_pkt_lifetime, opt_lat_warmup, opt_poll,
+	};
+	static const option longopts[] = {
+		COMMON_LONGOPTS,
+		{"listen", required_argument, nullptr, opt_listen},
+		{"connect", required_argument, nullptr, opt_connect},
+		{"loopback-nodes", required_argument, nullptr, opt_loopback_nodes},
+		{"loopback", no_argument, nullptr, opt_loopback},
+		{"loopback-threads", no_argument, nullptr, opt_loopback_threads},
+		{"sizes", required_argument, nullptr, 's'},
+		{"iters", required_argument, nullptr, 'n'},
+		{"bytes", required_argument, nullptr, opt_bytes},
+		{"warmup", required_argument, nullptr, opt_lat_warmup},
+		{"window", required_argument, nullptr, opt_window},
+		{"buffer", required_argument, nullptr, opt_buffer},
+		{"timeout", required_argument, nullptr, opt_timeout},
+		{"job-key", required_argument, nullptr, opt_job_key},
+		{"num-conn", required_argument, nullptr, opt_num_conn},
+		{"index-bits", required_argument, nullptr, opt_index_bits},
+		{"mtu", required_argument, nullptr, opt_mtu},
+		{"pkt-lifetime", required_argument, nullptr, opt_pkt_lifetime},
+		{"poll", required_argument, nullptr, opt_poll},
+		{nullptr, 0, nullptr, 0},
+	};
+	const bool bw = test == rv::bench::Test::bw;
+	TransferOptions o;
+	o.test = test;
+	o.sizes = default_sizes(test);
+	bool loopback_threads = false;
+	int c;
+
+	auto set_kind = [&](Endpoint::Kind k) {
+		if (o.ep.kind != Endpoint::Kind::unset && o.ep.kind != k)
+			throw UsageError("--listen, --connect and --loopback* "
+					 "exclude each other");
+		o.ep.kind = k;
+	};
+	auto only = [&](bool ok, const char *opt) {
+		if (!ok)
+			throw UsageError(std::string(opt) + " is not an option of " +
+					 (bw ? "bw" : "lat"));
+	};
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, COMMON_SHORTOPTS "s:n:", longopts,
+				nullptr)) != -1) {
+		if (c == 'h') {
+			transfer_usage(stdout, test);
+			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
+		}
+		if (common_option(c, o.common))
+			continue;
+		std::string arg = optarg ? optarg : "";
+		auto count = [&](const char *what, std::uint64_t min, std::uint64_t max) {
+			auto v = rv::bench::parse_count(arg, min, max);
+			if (!v)
+				throw UsageError(std::string("invalid ") + what + " '" +
+						 arg + "'");
+			return *v;
+		};
+		auto size = [&](const char *what) {
+			auto v = rv::bench::parse_size(arg);
+			if (!v)
+				throw UsageError(std::string("invalid ") + what + " '" +
+						 arg + "'");
+			return *v;
+		};
+		switch (c) {
+		case opt_listen: {
+			auto hp = rv::bench::oob::parse_host_port(arg);
+			if (!hp)
+				throw UsageError("invalid --listen '" + arg + "'");
+			set_kind(Endpoint::Kind::listen);
+			o.ep.host = hp->first;
+			o.ep.tcp_port = hp->second;
+			break;
+		}
+		case opt_connect: {
+			auto hp = rv::bench::oob::parse_host_port(arg);
+			if (!hp || hp->first.empty() || !hp->second)
+				throw UsageError("invalid --connect '" + arg +
+						 "' (HOST:PORT)");
+			set_kind(Endpoint::Kind::connect);
+			o.ep.host = hp->first;
+			o.ep.tcp_port = hp->second;
+			break;
+		}
+		case opt_loopback_nodes: {
+			const std::size_t comma = arg.find(',');
+			if (comma == std::string::npos || !comma ||
+			    comma + 1 == arg.size() ||
+			    arg.find(',', comma + 1) != std::string::npos)
+				throw UsageError("invalid --loopback-nodes '" + arg +
+						 "' (DEV_A,DEV_B)");
+			set_kind(Endpoint::Kind::loopback);
+			o.ep.client_dev = arg.substr(0, comma);
+			o.ep.server_dev = arg.substr(comma + 1);
+			break;
+		}
+		case opt_loopback: {
+			set_kind(Endpoint::Kind::loopback);
+			std::istringstream in(std::getenv("RV_NODES") ? std::getenv("RV_NODES") : "");
+			if (!(in >> o.ep.client_dev >> o.ep.server_dev))
+				throw UsageError("--loopback needs two devices in "
+						 "$RV_NODES (or use --loopback-nodes)");
+			break;
+		}
+		case opt_loopback_threads:
+			loopback_threads = true;
+			break;
+		case 's': {
+			auto v = rv::bench::parse_size_list(arg);
+			if (!v)
+				throw UsageError("invalid --sizes '" + arg + "'");
+			for (auto s : *v)
+				if (s > (1ULL << 30))
+					throw UsageError("--sizes: at most 1G");
+			o.sizes = *v;
+			break;
+		}
+		case 'n':
+			o.iters = count("--iters", 1, UINT64_MAX);
+			break;
+		case opt_bytes:
+			only(bw, "--bytes");
+			o.bytes = size("--bytes");
+			break;
+		case opt_lat_warmup:
+			only(!bw, "--warmup");
+			o.warmup = count("--warmup", 0, UINT64_MAX);
+			break;
+		case opt_window:
+			only(bw, "--window");
+			o.window = static_cast<std::uint32_t>(
+				count("--window", 1, rv::bench::max_window));
+			break;
+		case opt_buffer:
+			only(bw, "--buffer");
+			o.buffer = size("--buffer");
+			break;
+		case opt_timeout: {
+			char *end = nullptr;
+			double v = std::strtod(arg.c_str(), &end);
+			if (arg.empty() || *end || !(v > 0) || !std::isfinite(v) ||
+			    v > 86400)
+				throw UsageError("invalid --timeout '" + arg + "'");
+			o.timeout_s = v;
+			break;
+		}
+		case opt_job_key:
+			o.job_key = parse_job_key(arg);
+			if (!o.job_key)
+				throw UsageError("invalid --job-key '" + arg +
+						 "' (32 hex digits)");
+			break;
+		case opt_num_conn:
+			o.num_conn = static_cast<std::uint8_t>(
+				count("--num-conn", 1, RV_MAX_NUM_CONN));
+			break;
+		case opt_index_bits:
+			o.index_bits = static_cast<std::uint8_t>(
+				count("--index-bits", 1, RV_MAX_INDEX_BITS));
+			break;
+		case opt_mtu: {
+			auto m = rv::ib_mtu_from_bytes(static_cast<unsigned>(
+				count("--mtu", 256, 4096)));
+			if (!m)
+				throw UsageError("invalid --mtu '" + arg +
+						 "' (256, 512, 1024, 2048 or 4096)");
+			o.mtu = *m;
+			break;
+		}
+		case opt_pkt_lifetime:
+			o.packet_life_time = static_cast<std::uint8_t>(
+				count("--pkt-lifetime", 0, 31));
+			break;
+		case opt_poll:
+			if (arg == "spin")
+				o.yield = false;
+			else if (arg == "yield")
+				o.yield = true;
+			else
+				throw UsageError("invalid --poll '" + arg +
+						 "' (spin or yield)");
+			break;
+		default:
+			bad_option(c, argv);
+		}
+	}
+	if (optind < argc)
+		throw UsageError(std::string("unexpected argument '") +
+				 argv[optind] + "'");
+	if (o.ep.kind == Endpoint::Kind::unset)
+		throw UsageError("say --listen, --connect, --loopback-nodes or --loopback");
+	if (loopback_threads) {
+		if (o.ep.kind != Endpoint::Kind::loopback)
+			throw UsageError("--loopback-threads goes with --loopback-nodes "
+					 "or --loopback");
+		o.ep.threads = true;
+	}
+	if (o.ep.kind == Endpoint::Kind::loopback && !o.common.device.empty())
+		throw UsageError("--device does not go with --loopback*: the nodes "
+				 "name the devices");
+	if (o.ep.kind == Endpoint::Kind::loopback &&
+	    o.ep.client_dev == o.ep.server_dev)
+		throw UsageError("the loopback nodes must be two devices");
+	if (bw && o.buffer < *std::max_element(o.sizes.begin(), o.sizes.end()))
+		throw UsageError("--buffer is smaller than the largest size");
+	return o;
+}
+
+rv::bench::Plan make_plan(const TransferOptions &o)
+{
+	rv::bench::Plan p;
+	p.test = o.test;
+	p.sizes = o.sizes;
+	p.warmup = o.test == rv::bench::Test::lat ? o.warmup : 0;
+	p.window = o.window;
+	p.buffer = o.buffer;
+	for (std::uint64_t s : o.sizes) {
+		if (o.iters)
+			p.counts.push_back(*o.iters);
+		else if (o.test == rv::bench::Test::lat)
+			p.counts.push_back(default_lat_iters);
+		else
+			p.counts.push_back(std::max<std::uint64_t>(1, o.bytes / s));
+	}
+	return p;
+}
+
+rv::bench::NodeConfig node_config(const TransferOptions &o, const std::string &device,
+				  const char *role)
+{
+	rv::bench::NodeConfig c;
+	c.rv_path = o.common.rv_path;
+	c.port = o.common.port;
+	c.sysfs = o.common.sysfs;
+	c.device = device.empty() ? default_device(rv::RdmaSysfs(o.common.sysfs))
+				  : device;
+	c.num_conn = o.num_conn;
+	c.index_bits = o.index_bits;
+	c.mtu = o.mtu;
+	c.packet_life_time = o.packet_life_time;
+	c.timeout_s = o.timeout_s;
+	c.yield = o.yield;
+	c.job_key = o.job_key;
+	if (o.common.verbose) {
+		const std::string who = role;
+		c.log = [who](const std::string &m) {
+			std::fprintf(stderr, "%s: %s: %s\n", prog, who.c_str(), m.c_str());
+		};
+	}
+	return c;
+}
+
+std::chrono::milliseconds ms_of(double s)
+{
+	return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+// --- output ---
+
+void write_node(rv::json::Writer &w, const rv::bench::NodeInfo &n)
+{
+	w.begin_object()
+		.member("device", n.device)
+		.member("port", n.port)
+		.member("ip", rv::format_ipv4(n.ip))
+		.member("gid", rv::format_gid(n.gid))
+		.member("gid_index", n.gid_index)
+		.member("rv_index", n.rv_index)
+		.member("index_bits", n.index_bits)
+		.member("q_depth", n.q_depth)
+		.member("port_mtu", rv::ib_mtu_to_bytes(n.mtu))
+		.end_object();
+}
+
+const char *mode_name(const Endpoint &ep)
+{
+	switch (ep.kind) {
+	case Endpoint::Kind::loopback:
+		return ep.threads ? "loopback-threads" : "loopback-fork";
+	case Endpoint::Kind::listen:
+		return "server";
+	default:
+		return "client";
+	}
+}
+
+template <typename T>
+void member_opt(rv::json::Writer &w, std::string_view k, const std::optional<T> &v)
+{
+	if (v)
+		w.member(k, *v);
+	else
+		w.member(k, nullptr);
+}
+
+std::string transfer_json(const TransferOptions &o, const rv::bench::ClientReport &r)
+{
+	const bool bw = o.test == rv::bench::Test::bw;
+	rv::json::Writer w;
+
+	w.begin_object()
+		.member("command", bw ? "bw" : "lat")
+		.member("mode", mode_name(o.ep))
+		.member("rv_device", o.common.rv_path);
+	w.key("abi").begin_object()
+		.member("major", r.abi.major)
+		.member("minor", r.abi.minor)
+		.end_object();
+	w.key("local");
+	write_node(w, r.self);
+	w.key("peer");
+	write_node(w, r.peer);
+	w.member("path_mtu", rv::ib_mtu_to_bytes(r.path_mtu))
+		.member("num_conn", r.conn.num_conn)
+		.member("connect_us", r.connect_ns / 1000);
+	if (bw)
+		w.member("window", r.plan.window).member("buffer", r.plan.buffer);
+	else
+		w.member("warmup", r.plan.warmup);
+
+	w.key("results").begin_array();
+	for (const auto &b : r.bw) {
+		w.begin_object()
+			.member("size", b.size)
+			.member("messages", b.messages)
+			.member("bytes", b.bytes)
+			.member("seconds", b.seconds())
+			.member("mb_per_s", b.mb_per_s())
+			.member("mmsg_per_s", b.mmsg_per_s())
+			.member("window", b.window)
+			.member("slots", b.slots)
+			.member("post_retries", b.post_retries)
+			.member("sender_polls", b.polls)
+			.member("sender_empty_polls", b.empty_polls)
+			.member("receiver_polls", b.peer_polls)
+			.member("receiver_empty_polls", b.peer_empty_polls)
+			.member("receiver_mb_per_s", b.peer_mb_per_s())
+			.member("credits", b.credits)
+			.member("verified", b.verified)
+			.member("mismatches", b.mismatches);
+		if (!b.first_mismatch.empty())
+			w.member("first_mismatch", b.first_mismatch);
+		member_opt(w, "sender_rcvd_pkts", b.rcvd_pkts);
+		member_opt(w, "receiver_rcvd_pkts", b.peer_rcvd_pkts);
+		w.end_object();
+	}
+	for (const auto &l : r.lat) {
+		w.begin_object()
+			.member("size", l.size)
+			.member("iters", l.iters)
+			.member("warmup", l.warmup)
+			.member("median_ns", l.half_rtt.median)
+			.member("p99_ns", l.half_rtt.p99)
+			.member("mean_ns", l.half_rtt.mean)
+			.member("min_ns", l.half_rtt.min)
+			.member("max_ns", l.half_rtt.max)
+			.member("post_retries", l.post_retries)
+			.member("polls", l.polls)
+			.member("empty_polls", l.empty_polls)
+			.member("peer_polls", l.peer_polls)
+			.member("peer_empty_polls", l.peer_empty_polls)
+			.member("verified", l.verified)
+			.member("peer_verified", l.peer_verified)
+			.member("mismatches", l.mismatches + l.peer_mismatches);
+		if (!l.first_mismatch.empty())
+			w.member("first_mismatch", l.first_mismatch);
+		w.end_object();
+	}
+	w.end_array();
+
+	w.key("conn_stats").begin_object()
+		.member("flags", r.conn.flags)
+		.member("post_write", r.conn.post_write)
+		.member("post_write_fail", r.conn.post_write_fail)
+		.member("post_write_bytes", r.conn.post_write_bytes)
+		.member("send_write_cqe", r.conn.send_write_cqe)
+		.member("send_write_cqe_fail", r.conn.send_write_cqe_fail)
+		.member("recv_write_cqe", r.conn.recv_write_cqe)
+		.member("recv_write_bytes", r.conn.recv_write_bytes)
+		.member("conn_recovery", r.conn.conn_recovery);
+	w.key("qp_post_write").begin_array();
+	for (auto n : r.qp_post_write)
+		w.value(n);
+	w.end_array().end_object();
+	w.member("mismatches", r.mismatches()).end_object();
+	return w.str() + "\n";
+}
+
+std::string node_text(const rv::bench::NodeInfo &n)
+{
+	return n.device + " (" + rv::format_ipv4(n.ip) + ", rv_index " +
+	       std::to_string(n.rv_index) + ")";
+}
+
+std::string transfer_table(const TransferOptions &o, const rv::bench::ClientReport &r)
+{
+	const bool bw = o.test == rv::bench::Test::bw;
+	std::string out;
+	char line[320];
+
+	std::snprintf(line, sizeof(line), "rvbench %s: %s -> %s via %s (ABI %s, %s)\n",
+		      bw ? "bw" : "lat", node_text(r.self).c_str(),
+		      node_text(r.peer).c_str(), o.common.rv_path.c_str(),
+		      r.abi.to_string().c_str(), mode_name(o.ep));
+	out += line;
+	std::snprintf(line, sizeof(line),
+		      "connection: %u QPs, path MTU %u, connected in %.1f ms",
+		      r.conn.num_conn, rv::ib_mtu_to_bytes(r.path_mtu),
+		      static_cast<double>(r.connect_ns) / 1e6);
+	out += line;
+	if (bw) {
+		std::snprintf(line, sizeof(line), "; window %u, buffer %s\n",
+			      r.plan.window,
+			      rv::bench::format_size(r.plan.buffer).c_str());
+		out += line;
+		out += "every message checked by the receiver\n\n";
+		std::snprintf(line, sizeof(line),
+			      "%9s %9s %10s %9s %6s %7s %19s %19s %9s %6s %10s\n",
+			      "size", "messages", "MB/s", "Mmsg/s", "window",
+			      "retries", "tx polls/empty", "rx polls/empty",
+			      "checked", "wrong", "peer pkts");
+		out += line;
+		for (const auto &b : r.bw) {
+			std::string txp = std::to_string(b.polls) + "/" +
+					  std::to_string(b.empty_polls);
+			std::string rxp = std::to_string(b.peer_polls) + "/" +
+					  std::to_string(b.peer_empty_polls);
+			std::snprintf(line, sizeof(line),
+				      "%9s %9" PRIu64 " %10.1f %9.4f %6u %7" PRIu64
+				      " %19s %19s %9" PRIu64 " %6" PRIu64 " %10s\n",
+				      rv::bench::format_size(b.size).c_str(), b.messages,
+				      b.mb_per_s(), b.mmsg_per_s(), b.window,
+				      b.post_retries, txp.c_str(), rxp.c_str(),
+				      b.verified, b.mismatches,
+				      b.peer_rcvd_pkts ? std::to_string(*b.peer_rcvd_pkts).c_str()
+						       : "-");
+			out += line;
+		}
+		out += "(MB = 10^6 bytes; the sender's time from its first post to "
+		       "its last completion)\n";
+	} else {
+		std::snprintf(line, sizeof(line), "; %" PRIu64 " untimed round trips first\n\n",
+			      r.plan.warmup);
+		out += line;
+		std::snprintf(line, sizeof(line),
+			      "%9s %8s %10s %10s %10s %10s %10s %19s %9s %6s\n",
+			      "size", "iters", "median us", "p99 us", "mean us",
+			      "min us", "max us", "polls/empty", "checked", "wrong");
+		out += line;
+		for (const auto &l : r.lat) {
+			std::string p = std::to_string(l.polls) + "/" +
+					std::to_string(l.empty_polls);
+			std::snprintf(line, sizeof(line),
+				      "%9s %8" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %19s %9" PRIu64
+				      " %6" PRIu64 "\n",
+				      rv::bench::format_size(l.size).c_str(), l.iters,
+				      static_cast<double>(l.half_rtt.median) / 1e3,
+				      static_cast<double>(l.half_rtt.p99) / 1e3,
+				      l.half_rtt.mean / 1e3,
+				      static_cast<double>(l.half_rtt.min) / 1e3,
+				      static_cast<double>(l.half_rtt.max) / 1e3,
+				      p.c_str(), l.verified + l.peer_verified,
+				      l.mismatches + l.peer_mismatches);
+			out += line;
+		}
+		out += "(half round trip: post of the ping to the pong's event, "
+		       "halved; polls are the client's)\n";
+	}
+	for (const auto &b : r.bw)
+		if (!b.first_mismatch.empty())
+			out += "first wrong message: " + b.first_mismatch + "\n";
+	for (const auto &l : r.lat)
+		if (!l.first_mismatch.empty())
+			out += "first wrong message: " + l.first_mismatch + "\n";
+	if (r.mismatches()) {
+		std::snprintf(line, sizeof(line), "FAILED: %" PRIu64 " wrong messages\n",
+			      r.mismatches());
+		out += line;
+	}
+	return out;
+}
+
+std::string server_text(const TransferOptions &o, const rv::bench::ServerReport &r)
+{
+	if (o.common.json) {
+		rv::json::Writer w;
+		w.begin_object()
+			.member("command", rv::bench::test_name(r.plan.test))
+			.member("mode", "server");
+		w.key("local");
+		write_node(w, r.self);
+		w.key("peer");
+		write_node(w, r.peer);
+		w.member("phases", r.phases)
+			.member("verified", r.verified)
+			.member("mismatches", r.mismatches)
+			.end_object();
+		return w.str() + "\n";
+	}
+	char line[320];
+	std::snprintf(line, sizeof(line),
+		      "rvbench %s server: %s <- %s: %" PRIu64 " sizes, %" PRIu64
+		      " messages checked, %" PRIu64 " wrong\n",
+		      rv::bench::test_name(r.plan.test), node_text(r.self).c_str(),
+		      node_text(r.peer).c_str(), r.phases, r.verified, r.mismatches);
+	return line;
+}
+
+int print(const std::string &out)
+{
+	if (std::fputs(out.c_str(), stdout) == EOF || std::fflush(stdout) != 0) {
+		std::fprintf(stderr, "%s: write error: %s\n", prog, std::strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+// --- the two processes ---
+
+// A forked child, killed and reaped if still running when this goes.
+class Child {
+public:
+	explicit Child(pid_t pid) noexcept : pid_(pid) {}
+	Child(const Child &) = delete;
+	Child &operator=(const Child &) = delete;
+	~Child()
+	{
+		if (pid_ > 0) {
+			::kill(pid_, SIGTERM);
+			(void)wait();
+		}
+	}
+
+	// The exit status (128 + signal if killed).
+	int wait() noexcept
+	{
+		int st = 0;
+		while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR)
+			;
+		pid_ = -1;
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+
+private:
+	pid_t pid_;
+};
+
+int serve(const TransferOptions &o, const rv::bench::NodeConfig &cfg, int listen_fd,
+	  bool quiet)
+{
+	// A server waits for its client without a limit; loopback ones not.
+	auto s = rv::bench::oob::accept_one(
+		listen_fd, quiet ? ms_of(o.timeout_s) : std::chrono::hours(24 * 365));
+	rv::bench::ServerReport r = rv::bench::run_server(cfg, std::move(s));
+	if (!quiet && print(server_text(o, r)))
+		return 1;
+	return r.mismatches ? 1 : 0;
+}
+
+int client_done(const TransferOptions &o, const rv::bench::ClientReport &r)
+{
+	if (print(o.common.json ? transfer_json(o, r) : transfer_table(o, r)))
+		return 1;
+	return r.mismatches() ? 1 : 0;
+}
+
+int run_transfer(int argc, char **argv, rv::bench::Test test)
+{
+	const TransferOptions o = parse_transfer(argc, argv, test);
+	const rv::bench::Plan plan = make_plan(o);
+	const auto to = ms_of(o.timeout_s);
+
+	switch (o.ep.kind) {
+	case Endpoint::Kind::connect: {
+		const auto cfg = node_config(o, o.common.device, "client");
+		auto s = rv::bench::oob::connect_tcp(o.ep.host, o.ep.tcp_port, to);
+		return client_done(o, rv::bench::run_client(cfg, plan, std::move(s)));
+	}
+	case Endpoint::Kind::listen: {
+		const auto cfg = node_config(o, o.common.device, "server");
+		rv::UniqueFd l = rv::bench::oob::listen_tcp(o.ep.host, o.ep.tcp_port);
+		progress(o.common, "listening on port " + std::to_string(o.ep.tcp_port));
+		return serve(o, cfg, l.get(), false);
+	}
+	default:
+		break;
+	}
+
+	// Loopback: the server on the second node, in a thread or a child.
+	const auto ccfg = node_config(o, o.ep.client_dev, "client");
+	const auto scfg = node_config(o, o.ep.server_dev, "server");
+	std::uint16_t port = 0;
+	rv::UniqueFd l = rv::bench::oob::listen_tcp("127.0.0.1", 0, &port);
+
+	if (o.ep.threads) {
+		int server_rc = 1;
+		std::string server_err;
+		std::thread t([&] {
+			try {
+				server_rc = serve(o, scfg, l.get(), true);
+			} catch (const std::exception &e) {
+				server_err = e.what();
+			}
+		});
+		int rc = 1;
+		std::string client_err;
+		try {
+			auto s = rv::bench::oob::connect_tcp("127.0.0.1", port, to);
+			rc = client_done(o, rv::bench::run_client(ccfg, plan, std::move(s)));
+		} catch (const std::exception &e) {
+			client_err = e.what();
+			::shutdown(l.get(), SHUT_RDWR);	// a server still in accept
+		}
+		t.join();
+		if (!server_err.empty())
+			std::fprintf(stderr, "%s: server: %s\n", prog, server_err.c_str());
+		if (!client_err.empty())
+			throw std::runtime_error(client_err);
+		return rc ? rc : server_rc ? 1 : 0;
+	}
+
+	std::fflush(nullptr);
+	const pid_t pid = ::fork();
+	if (pid < 0)
+		rv::throw_errno("fork");
+	if (pid == 0) {
+		int rc = 1;
+		try {
+			rc = serve(o, scfg, l.get(), true);
+		} catch (const std::exception &e) {
+			std::fprintf(stderr, "%s: server: %s\n", prog, e.what());
+		}
+		std::fflush(nullptr);
+		::_exit(rc);
+	}
+	Child child(pid);
+	l.reset();
+	auto s = rv::bench::oob::connect_tcp("127.0.0.1", port, to);
+	const int rc = client_done(o, rv::bench::run_client(ccfg, plan, std::move(s)));
+	const int server_rc = child.wait();
+	if (server_rc)
+		std::fprintf(stderr, "%s: the server exited with status %d\n", prog,
+			     server_rc);
+	return rc ? rc : server_rc ? 1 : 0;
+}
+
+int run_bw(int argc, char **argv)
+{
+	return run_transfer(argc, argv, rv::bench::Test::bw);
+}
+
+int run_lat(int argc, char **argv)
+{
+	return run_transfer(argc, argv, rv::bench::Test::lat);
+}
+
 // --- the command table --------------------------------------------------
 
 struct Command {
@@ -730,6 +1535,8 @@ struct Command {
 
 constexpr Command commands[] = {
 	{"reg", "REG_MEM cost: MR cache hit vs miss vs ibv_reg_mr", run_reg},
+	{"bw", "RDMA WRITE with immediate between two nodes: MB/s, Mmsg/s", run_bw},
+	{"lat", "RDMA WRITE with immediate ping-pong: half round trip", run_lat},
 };
 
 void usage(std::FILE *f)

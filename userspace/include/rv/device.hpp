@@ -191,9 +191,12 @@ private:
 
 	std::optional<Evicted> evict(rv_evict_params &p);
 
+	// Connection::create() takes a weak reference on fd_.
+	friend class Connection;
+
 	std::string path_;
-	// Shared only with this file's MemoryRegions, which hold weak
-	// references: the Device alone keeps the descriptor open.
+	// Shared only with this file's MemoryRegions and Connections, which
+	// hold weak references: the Device alone keeps the descriptor open.
 	std::shared_ptr<UniqueFd> fd_;
 	std::optional<Version> declared_abi_;
 	std::optional<Version> module_abi_;

@@ -20,6 +20,28 @@
 // exist only as the environment names them (port 1, always ACTIVE, a
 // 16-entry GID table holding ::ffff:IP at the given index). It checks the
 // tests, never the module.
+//
+// Connections (plausibly, for librv's and rvbench's host tests):
+// CONN_CREATE checks the address (global, port 1, the attach's GID index,
+// a dgid that is neither zero nor the attach's own, reserved fields zero)
+// and answers EBUSY when the file already has that connection;
+// CONN_CONNECT checks the path's sgid (the attach GID), dgid (the created
+// one) and mtu, and answers EEXIST for a second, different path;
+// CONN_CONNECTED answers 0 once after CONNECT, then 1, or EIO when no
+// fake device has the dgid. POST_RDMA_WR_IMMED checks the length
+// (1..2^32-1), the local MR exactly as DEREG_MEM does and that it holds
+// the data; before the connection is up it answers EAGAIN, after a
+// failure EIO, and every RV_FAKE_POST_BUSY_EVERY-th post EBUSY.
+// A write is delivered only inside this process: to the file attached to
+// the remote device in the same job whose rv_index the immediate's top
+// index_bits name, into its MR of that rkey (which must allow remote
+// write and hold the range; else the send completes with
+// IB_WC_REM_ACCESS_ERR), with an RV_WC_RECV_RDMA_WITH_IMM event in its
+// ring. The send completion (RV_WC_RDMA_WRITE) follows at once. Without
+// such a file the data goes nowhere and the send succeeds. So two
+// /dev/rv files of one process, attached to fake0 and fake1, talk.
+// RV_FAKE_CORRUPT_EVERY=N flips a byte in the middle of every N-th
+// delivered write (of the process), to test the receivers' checks.
 #include "fake_rv_module.hpp"
 
 #include <algorithm>
@@ -39,6 +61,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstddef>
+
+#include <arpa/inet.h>
+
+#include <rv/event_ring.hpp>
 #include <rv/uapi.hpp>
 
 namespace {
@@ -156,6 +184,29 @@ struct JobDev {
 	std::uint8_t num_conn, index_bits;
 	std::uint32_t q_depth, reconnect, hb;
 	std::set<std::uint32_t> used;
+	// conn_handle of the shared connection to each remote GID
+	std::map<std::string, std::uint64_t> conn_handles;
+};
+
+struct QpCounters {
+	std::uint64_t post_write = 0, post_write_fail = 0, post_write_bytes = 0;
+	std::uint64_t send_write_cqe = 0, send_write_cqe_fail = 0;
+	std::uint64_t recv_write_cqe = 0, recv_write_bytes = 0;
+};
+
+// A file's reference on a shared connection (CONN_CREATE's handle).
+struct Conn {
+	enum class State { created, connecting, connected, failed };
+
+	std::uint64_t conn_handle = 0;
+	rv_conn_create_params_in in{};
+	State state = State::created;
+	unsigned polls = 0;		// CONN_CONNECTED calls while connecting
+	const struct FakeDev *peer = nullptr;
+	std::uint8_t next_qp = 0;
+	std::vector<QpCounters> qp;	// num_conn
+	bool have_path = false;
+	ib_user_path_rec path{};
 };
 
 struct Entry {
@@ -177,6 +228,17 @@ struct File {
 	bool ring_used = false;
 	void *ring = nullptr;
 	std::size_t ring_len = 0;
+	std::uint32_t ring_tail = 0;	// the producer's own tail
+	// The attach, for connections.
+	const FakeDev *dev = nullptr;
+	std::uint16_t gid_index = 0;
+	std::uint8_t gid[16] = {};
+	std::uint32_t loc_addr = 0;
+	std::string job_id;	// euid, job key and service id
+	std::map<std::uint64_t, Conn> conns;	// by handle
+	std::uint64_t next_conn = 1;
+	std::uint64_t posts = 0;
+	rv_event_stats_params_out event_stats{};
 	std::uint64_t limit = 0;
 	std::map<std::uint32_t, Entry> entries;	// by handle
 	std::uint32_t next_handle = 1;
@@ -205,6 +267,7 @@ File &file(int fd)
 
 void release(File &f)
 {
+	f.conns.clear();
 	if (f.job) {
 		f.job->used.erase(f.index);
 		f.job.reset();
@@ -394,6 +457,322 @@ int evict(File &f, rv_evict_params &p)
 	return 0;
 }
 
+// --- connections ---------------------------------------------------------
+
+std::uint64_t next_conn_handle = 0x100;
+
+std::string gid_key(const std::uint8_t gid[16])
+{
+	return std::string(reinterpret_cast<const char *>(gid), 16);
+}
+
+// The fake device whose GID table holds gid.
+const FakeDev *dev_by_gid(const std::uint8_t gid[16])
+{
+	for (const auto &name : words("RV_NODES")) {
+		const FakeDev *d = find_dev(name);
+		std::uint8_t g[16];
+		fake_gid(*d, d->gid_index, g);
+		if (d->ip && !std::memcmp(g, gid, 16))
+			return d;
+	}
+	return nullptr;
+}
+
+// Producer side of a file's ring: entry first, then tail (release).
+void push_event(File &f, const rv::Event &ev)
+{
+	if (!f.ring || f.cq_entries < 2)
+		return;
+	auto *base = static_cast<std::byte *>(f.ring);
+	auto &hdr = *reinterpret_cast<rv_ring_header *>(base);
+	const rv::EventLayout layout = f.abi >= RV_ABI_VERSION(1u, 7u)
+		? rv::EventLayout::abi_1_7 : rv::EventLayout::legacy;
+	const std::uint32_t head =
+		std::atomic_ref<__u32>(hdr.head).load(std::memory_order_acquire);
+	const std::uint32_t next = (f.ring_tail + 1) % f.cq_entries;
+	if (head >= f.cq_entries || next == head) {
+		std::atomic_ref<__u64>(hdr.overflow_cnt)
+			.fetch_add(1, std::memory_order_relaxed);
+		return;
+	}
+	rv::encode_event(base + rv::ring_header_size +
+				 std::size_t{f.ring_tail} * rv::event_stride(layout),
+			 ev, layout);
+	f.ring_tail = next;
+	std::atomic_ref<__u32>(hdr.tail).store(next, std::memory_order_release);
+}
+
+int conn_create(File &f, rv_conn_create_params &p)
+{
+	const rv_conn_create_params_in in = p.in;
+	static const std::uint8_t zero[16] = {};
+
+	if (in.resv1 || in.ah.reserved || in.ah.grh.reserved ||
+	    !in.ah.is_global || in.ah.port_num != 1 ||
+	    in.ah.grh.sgid_index != f.gid_index ||
+	    !std::memcmp(in.ah.grh.dgid, zero, 16) ||
+	    !std::memcmp(in.ah.grh.dgid, f.gid, 16))
+		return EINVAL;
+	std::uint64_t &ch = f.job->conn_handles[gid_key(in.ah.grh.dgid)];
+	if (!ch)
+		ch = next_conn_handle++;
+	for (const auto &[h, c] : f.conns)
+		if (c.conn_handle == ch)
+			return EBUSY;
+	Conn c;
+	c.conn_handle = ch;
+	c.in = in;
+	c.qp.resize(f.job->num_conn);
+	const std::uint64_t handle = f.next_conn++;
+	f.conns[handle] = std::move(c);
+	p.out = {};
+	p.out.handle = handle;
+	p.out.conn_handle = ch;
+	return 0;
+}
+
+Conn *find_conn(File &f, std::uint64_t handle)
+{
+	auto it = f.conns.find(handle);
+	return it == f.conns.end() ? nullptr : &it->second;
+}
+
+int conn_connect(File &f, const rv_conn_connect_params_in &in)
+{
+	Conn *c = find_conn(f, in.handle);
+
+	if (!c || std::memcmp(in.path.sgid, f.gid, 16) ||
+	    std::memcmp(in.path.dgid, c->in.ah.grh.dgid, 16) ||
+	    in.path.mtu < 1 || in.path.mtu > 5)
+		return EINVAL;
+	if (c->have_path)
+		return std::memcmp(&c->path, &in.path, sizeof(in.path)) ? EEXIST : 0;
+	c->have_path = true;
+	c->path = in.path;
+	c->peer = dev_by_gid(in.path.dgid);
+	c->state = c->peer ? Conn::State::connecting : Conn::State::failed;
+	c->polls = 0;
+	return 0;
+}
+
+// ioctl(2)'s result: 1, 0, or -1 with errno.
+int conn_connected(File &f, const rv_conn_connected_params_in &in)
+{
+	Conn *c = find_conn(f, in.handle);
+
+	if (!c) {
+		errno = EINVAL;
+		return -1;
+	}
+	switch (c->state) {
+	case Conn::State::created:
+		return 0;
+	case Conn::State::connecting:
+		if (++c->polls < 2)
+			return 0;
+		c->state = Conn::State::connected;
+		return 1;
+	case Conn::State::connected:
+		return 1;
+	case Conn::State::failed:
+	default:
+		errno = EIO;
+		return -1;
+	}
+}
+
+int conn_count(File &f, rv_conn_get_conn_count_params &p)
+{
+	const rv_conn_get_conn_count_params_in in = p.in;
+	Conn *c = find_conn(f, in.handle);
+	bool resv = false;
+
+	for (auto b : in.resv1)
+		resv |= b != 0;
+	if (!c || resv || in.index >= c->qp.size())
+		return EINVAL;
+	if (c->state == Conn::State::failed)
+		return EIO;
+	p.out = {};
+	p.out.count = c->state == Conn::State::connected ? 1 : 0;
+	return 0;
+}
+
+void add_stats(rv_conn_get_stats_params_out &o, const File &f, const Conn &c,
+	       int index)
+{
+	const bool client = f.loc_addr < c.in.rem_addr;
+	o.flags = static_cast<__u8>(
+		o.flags | (client ? RV_CONN_STAT_FLAG_CLIENT : RV_CONN_STAT_FLAG_SERVER) |
+		(c.state == Conn::State::connected ? RV_CONN_STAT_FLAG_WAS_CONNECTED : 0));
+	for (std::size_t i = 0; i < c.qp.size(); i++) {
+		if (index >= 0 && static_cast<std::size_t>(index) != i)
+			continue;
+		const QpCounters &q = c.qp[i];
+		o.num_conn++;
+		if (c.state == Conn::State::connected) {
+			o.req_sent += client;
+			o.rep_recv += client;
+			o.rtu_sent += client;
+			o.req_recv += !client;
+			o.rep_sent += !client;
+			o.rtu_recv += !client;
+			o.established++;
+		}
+		o.post_write += q.post_write;
+		o.post_write_fail += q.post_write_fail;
+		o.post_write_bytes += q.post_write_bytes;
+		o.send_write_cqe += q.send_write_cqe;
+		o.send_write_cqe_fail += q.send_write_cqe_fail;
+		o.recv_write_cqe += q.recv_write_cqe;
+		o.recv_write_bytes += q.recv_write_bytes;
+	}
+}
+
+int conn_stats(File &f, rv_conn_get_stats_params &p)
+{
+	const rv_conn_get_stats_params_in in = p.in;
+	bool resv = false;
+
+	for (auto b : in.resv1)
+		resv |= b != 0;
+	if (resv)
+		return EINVAL;
+	rv_conn_get_stats_params_out o{};
+	o.index = in.index;
+	if (!in.handle) {
+		for (const auto &[h, c] : f.conns)
+			add_stats(o, f, c, -1);
+	} else {
+		Conn *c = find_conn(f, in.handle);
+		if (!c || (in.index != RV_CONN_STATS_AGGREGATE &&
+			   in.index >= c->qp.size()))
+			return EINVAL;
+		add_stats(o, f, *c,
+			  in.index == RV_CONN_STATS_AGGREGATE ? -1 : in.index);
+	}
+	p.out = o;
+	return 0;
+}
+
+// The file of this process that a write from f on c with immed reaches.
+File *receiver(const File &f, const Conn &c, std::uint32_t immed)
+{
+	for (auto &[fd, g] : files) {
+		if (!g->attached || g->dev != c.peer || g->job_id != f.job_id ||
+		    g->owner != ::getpid())
+			continue;
+		const unsigned bits = g->job->index_bits;
+		const std::uint32_t idx = bits ? immed >> (32 - bits) : 0;
+		if (idx == g->index)
+			return g.get();
+	}
+	return nullptr;
+}
+
+constexpr std::uint8_t wc_rem_access_err = 10;	// IB_WC_REM_ACCESS_ERR
+
+int post_write(File &f, rv_post_write_params &p)
+{
+	const rv_post_write_params_in in = p.in;
+	Conn *c = find_conn(f, in.handle);
+
+	if (!c || in.resv1 || !in.length || in.length > 0xffffffffULL ||
+	    !(in.loc_mr_access & IBV_ACCESS_KERNEL))
+		return EINVAL;
+	auto it = f.entries.find(static_cast<std::uint32_t>(in.loc_mr_handle));
+	if (in.loc_mr_handle > 0xffffffffULL || it == f.entries.end())
+		return EINVAL;
+	const Entry &e = it->second;
+	if (!in.loc_mr_length || in.loc_mr_addr < e.addr ||
+	    in.loc_mr_addr + in.loc_mr_length < in.loc_mr_addr ||
+	    in.loc_mr_addr + in.loc_mr_length > e.addr + e.len ||
+	    e.access != in.loc_mr_access || !e.refs ||
+	    in.loc_addr < in.loc_mr_addr || in.loc_addr + in.length < in.loc_addr ||
+	    in.loc_addr + in.length > in.loc_mr_addr + in.loc_mr_length)
+		return EINVAL;
+	if (c->state == Conn::State::failed)
+		return EIO;
+	if (c->state != Conn::State::connected)
+		return EAGAIN;
+	static const unsigned long long busy_every = [] {
+		const char *v = std::getenv("RV_FAKE_POST_BUSY_EVERY");
+		return v ? std::strtoull(v, nullptr, 0) : 0ULL;
+	}();
+	if (busy_every && ++f.posts % busy_every == 0)
+		return EBUSY;
+
+	const std::uint8_t qp = c->next_qp;
+	c->next_qp = static_cast<std::uint8_t>((qp + 1) % c->qp.size());
+	QpCounters &q = c->qp[qp];
+	q.post_write++;
+	q.post_write_bytes += in.length;
+
+	std::uint8_t status = 0;
+	if (File *r = receiver(f, *c, in.immed)) {
+		const std::uint32_t h = in.rkey - 0x2000;
+		auto rit = r->entries.find(h);
+		const bool ok = in.rkey > 0x2000 && rit != r->entries.end() &&
+				!rit->second.stale && (rit->second.access & 2) &&
+				in.rem_addr >= rit->second.addr &&
+				in.rem_addr + in.length >= in.rem_addr &&
+				in.rem_addr + in.length <=
+					rit->second.addr + rit->second.len;
+		if (ok) {
+			if (in.length)
+				std::memmove(reinterpret_cast<void *>(in.rem_addr),
+					     reinterpret_cast<const void *>(in.loc_addr),
+					     in.length);
+			static const unsigned long long corrupt_every = [] {
+				const char *v = std::getenv("RV_FAKE_CORRUPT_EVERY");
+				return v ? std::strtoull(v, nullptr, 0) : 0ULL;
+			}();
+			static unsigned long long delivered = 0;
+			if (corrupt_every && in.length &&
+			    ++delivered % corrupt_every == 0)
+				reinterpret_cast<unsigned char *>(
+					in.rem_addr)[in.length / 2] ^= 0x40;
+			auto ch = r->job->conn_handles.find(gid_key(f.gid));
+			rv::Event ev;
+			ev.event_type = RV_WC_RECV_RDMA_WITH_IMM;
+			ev.imm_data = in.immed;
+			ev.conn_handle = ch == r->job->conn_handles.end() ? 0 : ch->second;
+			ev.byte_len = static_cast<std::uint32_t>(in.length);
+			push_event(*r, ev);
+			r->event_stats.recv_write_cqe++;
+			r->event_stats.recv_write_bytes += in.length;
+			for (auto &[rh, rc] : r->conns)
+				if (rc.conn_handle == ev.conn_handle && !rc.qp.empty()) {
+					rc.qp[qp % rc.qp.size()].recv_write_cqe++;
+					rc.qp[qp % rc.qp.size()].recv_write_bytes += in.length;
+					break;
+				}
+		} else {
+			status = wc_rem_access_err;
+		}
+	}
+	rv::Event ev;
+	ev.event_type = RV_WC_RDMA_WRITE;
+	ev.status = status;
+	ev.wr_id = in.wr_id;
+	ev.conn_handle = c->conn_handle;
+	ev.byte_len = static_cast<std::uint32_t>(in.length);
+	push_event(f, ev);
+	if (status) {
+		q.send_write_cqe_fail++;
+		f.event_stats.send_write_cqe_fail++;
+	} else {
+		q.send_write_cqe++;
+		f.event_stats.send_write_cqe++;
+		f.event_stats.send_write_bytes += in.length;
+	}
+	p.out = {};
+	p.out.sconn_index = qp;
+	p.out.conn_count = 1;
+	return 0;
+}
+
 // --- ATTACH --------------------------------------------------------------
 
 template <typename In>
@@ -477,6 +856,16 @@ int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
 	f.owner = ::getpid();
 	f.job = job;
 	f.index = idx;
+	f.dev = d;
+	f.gid_index = in.loc_gid_index;
+	std::memcpy(f.gid, gid, sizeof(f.gid));
+	f.loc_addr = in.loc_addr;
+	f.job_id = std::to_string(::geteuid()) + "/" +
+		   std::string(reinterpret_cast<const char *>(in.job_key),
+			       in.job_key_len) +
+		   "/" + std::to_string(sid);
+	f.conns.clear();
+	f.event_stats = {};
 	f.cq_entries = in.cq_entries;
 	f.limit = std::uint64_t{mb} << 20;
 	f.stats = {};
@@ -570,10 +959,25 @@ int module_ioctl(int fd, unsigned long request, void *arg)
 		return 0;
 	}
 	if (request == RV_IOCTL_GET_EVENT_STATS) {
-		*static_cast<rv_event_stats_params_out *>(arg) = {};
+		*static_cast<rv_event_stats_params_out *>(arg) = f.event_stats;
 		return 0;
 	}
-	return fail(EOPNOTSUPP);	// connections: issue 4
+	if (request == RV_IOCTL_CONN_CREATE)
+		return fail(conn_create(f, *static_cast<rv_conn_create_params *>(arg)));
+	if (request == RV_IOCTL_CONN_CONNECT)
+		return fail(conn_connect(
+			f, *static_cast<rv_conn_connect_params_in *>(arg)));
+	if (request == RV_IOCTL_CONN_CONNECTED)
+		return conn_connected(
+			f, *static_cast<rv_conn_connected_params_in *>(arg));
+	if (request == RV_IOCTL_CONN_GET_CONN_COUNT)
+		return fail(conn_count(
+			f, *static_cast<rv_conn_get_conn_count_params *>(arg)));
+	if (request == RV_IOCTL_CONN_GET_STATS)
+		return fail(conn_stats(f, *static_cast<rv_conn_get_stats_params *>(arg)));
+	if (request == RV_IOCTL_POST_RDMA_WR_IMMED)
+		return fail(post_write(f, *static_cast<rv_post_write_params *>(arg)));
+	return fail(EOPNOTSUPP);
 }
 
 } // namespace rv::test::fake

@@ -1,0 +1,1015 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
+#include "two_node.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include <sched.h>
+
+#include <rv/device.hpp>
+#include <rv/error.hpp>
+#include <rv/event_ring.hpp>
+#include <rv/ioctl.hpp>
+#include <rv/mapping.hpp>
+#include <rv/memory_region.hpp>
+#include <rv/rdma_sysfs.hpp>
+
+#include "pattern.hpp"
+#include "verbs.hpp"
+
+namespace rv::bench {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::uint64_t proto_version = 1;
+constexpr std::uint64_t credit_wr_id = 1ULL << 63;
+constexpr std::uint64_t credit_len = 8;
+
+milliseconds timeout_of(const NodeConfig &c)
+{
+	return milliseconds(static_cast<long long>(c.timeout_s * 1000));
+}
+
+void log(const NodeConfig &c, const std::string &m)
+{
+	if (c.log)
+		c.log(m);
+}
+
+std::uint64_t page_round(std::uint64_t n)
+{
+	const std::uint64_t p = page_size();
+	return (std::max<std::uint64_t>(n, 1) + p - 1) / p * p;
+}
+
+// An hw counter of the port (rxe: rcvd_pkts, sent_pkts), if there is one.
+std::optional<std::uint64_t> hw_counter(const NodeConfig &c, const char *name)
+{
+	const std::filesystem::path p = std::filesystem::path(c.sysfs) / c.device /
+		"ports" / std::to_string(c.port) / "hw_counters" / name;
+	std::ifstream in(p);
+	std::uint64_t v = 0;
+	if (in >> v)
+		return v;
+	return std::nullopt;
+}
+
+std::optional<std::uint64_t> delta(std::optional<std::uint64_t> a,
+				   std::optional<std::uint64_t> b)
+{
+	if (a && b && *b >= *a)
+		return *b - *a;
+	return std::nullopt;
+}
+
+// The port's active MTU from libibverbs; IB_MTU_1024 if it cannot tell.
+std::uint8_t port_mtu(const NodeConfig &c)
+{
+	if (c.mtu)
+		return *c.mtu;
+	try {
+		verbs::Context ctx = verbs::open_device(c.device);
+		ibv_port_attr a{};
+		if (ibv_query_port(ctx.get(), static_cast<std::uint8_t>(c.port), &a) == 0 &&
+		    a.active_mtu >= IBV_MTU_256 && a.active_mtu <= IBV_MTU_4096)
+			return static_cast<std::uint8_t>(a.active_mtu);
+	} catch (const std::exception &) {
+		// no libibverbs device of that name: the default
+	}
+	return 3;
+}
+
+std::string join(const std::vector<std::uint64_t> &v)
+{
+	std::string s;
+	for (std::size_t i = 0; i < v.size(); i++)
+		s += (i ? "," : "") + std::to_string(v[i]);
+	return s;
+}
+
+std::vector<std::uint64_t> split(const std::string &s, const char *what)
+{
+	std::vector<std::uint64_t> v;
+	std::stringstream in(s);
+	std::string item;
+	while (std::getline(in, item, ',')) {
+		auto n = parse_count(item, 0);
+		if (!n)
+			throw std::runtime_error(std::string("out-of-band: bad ") +
+						 what + " '" + s + "'");
+		v.push_back(*n);
+	}
+	return v;
+}
+
+void info_to(oob::Message &m, const NodeInfo &n)
+{
+	m.set("dev", n.device)
+		.set("port", n.port)
+		.set("gid", format_gid(n.gid))
+		.set("gid_index", n.gid_index)
+		.set("ip", format_ipv4(n.ip))
+		.set("rv_index", n.rv_index)
+		.set("index_bits", n.index_bits)
+		.set("mtu", n.mtu)
+		.set("mr_addr", n.mr_addr)
+		.set("mr_iova", n.mr_iova)
+		.set("mr_rkey", n.mr_rkey)
+		.set("mr_len", n.mr_len)
+		.set("q_depth", n.q_depth);
+}
+
+NodeInfo info_from(const oob::Message &m)
+{
+	NodeInfo n;
+	auto bad = [&](const char *k) {
+		return std::runtime_error(std::string("out-of-band INFO: bad ") + k +
+					  " '" + m.get(k) + "'");
+	};
+	n.device = m.get("dev");
+	n.port = static_cast<unsigned>(m.get_u64("port"));
+	auto gid = parse_gid(m.get("gid"));
+	if (!gid)
+		throw bad("gid");
+	n.gid = *gid;
+	n.gid_index = static_cast<std::uint16_t>(m.get_u64("gid_index"));
+	auto ip = parse_ipv4(m.get("ip"));
+	if (!ip)
+		throw bad("ip");
+	n.ip = *ip;
+	n.rv_index = static_cast<std::uint32_t>(m.get_u64("rv_index"));
+	n.index_bits = static_cast<std::uint8_t>(m.get_u64("index_bits"));
+	if (n.index_bits > 31)
+		throw bad("index_bits");
+	n.mtu = static_cast<std::uint8_t>(m.get_u64("mtu"));
+	if (!ib_mtu_to_bytes(n.mtu))
+		throw bad("mtu");
+	n.mr_addr = m.get_u64("mr_addr");
+	n.mr_iova = m.get_u64("mr_iova");
+	n.mr_rkey = static_cast<std::uint32_t>(m.get_u64("mr_rkey"));
+	n.mr_len = m.get_u64("mr_len");
+	n.q_depth = static_cast<std::uint32_t>(m.get_u64("q_depth"));
+	return n;
+}
+
+// --- one node: attach, ring, buffers, the connection to the peer ----------
+
+struct Counters {
+	std::uint64_t polls = 0, empty_polls = 0, post_retries = 0;
+};
+
+class Node {
+public:
+	Node(const NodeConfig &cfg, const JobKey &key, std::uint32_t cq_entries)
+		: cfg_(cfg), dev_(cfg.rv_path)
+	{
+		const RdmaSysfs sysfs(cfg.sysfs);
+		params_ = AttachParams::for_roce(cfg.device, cfg.port, {}, sysfs);
+		params_.job_key = key;
+		params_.num_conn = cfg.num_conn;
+		params_.index_bits = cfg.index_bits;
+		params_.cq_entries = cq_entries;
+		abi_ = dev_.capability().abi;
+		attach_ = dev_.attach(params_);
+		ring_ = EventRing::map(dev_);
+		mtu_ = port_mtu(cfg);
+		log(cfg, "attached to " + cfg.device + " port " +
+				 std::to_string(cfg.port) + " as rv_index " +
+				 std::to_string(attach_.rv_index) + " (" +
+				 format_ipv4(params_.loc_addr) + ", GID index " +
+				 std::to_string(params_.loc_gid_index) + ")");
+	}
+
+	// Maps and registers the receive buffer (remote write) and the send
+	// buffer.
+	void buffers(std::uint64_t rx_len, std::uint64_t tx_len)
+	{
+		for (std::uint64_t len : {rx_len, tx_len})
+			if (len > attach_.max_fmr_size)
+				throw_errno(EMSGSIZE,
+					    "a buffer of " + format_size(len) +
+					    " exceeds max_fmr_size " +
+					    format_size(attach_.max_fmr_size) +
+					    " (use a smaller --buffer)");
+		rx_ = Mapping::anonymous(page_round(rx_len));
+		tx_ = Mapping::anonymous(page_round(tx_len));
+		rx_mr_ = dev_.reg_mem(rx_.data(), rx_len, access::psm3_recv);
+		tx_mr_ = dev_.reg_mem(tx_.data(), tx_len, access::psm3_send);
+	}
+
+	[[nodiscard]] NodeInfo info() const
+	{
+		NodeInfo n;
+		n.device = cfg_.device;
+		n.port = cfg_.port;
+		n.gid = params_.loc_gid;
+		n.gid_index = params_.loc_gid_index;
+		n.ip = params_.loc_addr;
+		n.rv_index = attach_.rv_index;
+		n.index_bits = params_.index_bits;
+		n.mtu = mtu_;
+		n.mr_addr = rx_mr_.addr();
+		n.mr_iova = rx_mr_.iova();
+		n.mr_rkey = rx_mr_.rkey();
+		n.mr_len = rx_mr_.length();
+		n.q_depth = attach_.q_depth;
+		return n;
+	}
+
+	// CONN_CREATE, then (after the peer did too) CONN_CONNECT and the
+	// wait for CONN_CONNECTED.
+	void connect(const NodeInfo &peer, oob::Socket &s)
+	{
+		const milliseconds to = timeout_of(cfg_);
+		peer_ = peer;
+		path_mtu_ = std::min(mtu_, peer.mtu);
+		conn_ = Connection::create(
+			dev_, Remote::roce(peer.gid, peer.ip, params_.loc_gid_index,
+					   static_cast<std::uint8_t>(cfg_.port)));
+		s.send(oob::Message{"SYNC", {}}.set("step", "created"));
+		(void)s.expect("SYNC", to);
+
+		PathRecord path = PathRecord::roce(params_.loc_gid, peer.gid, path_mtu_);
+		path.packet_life_time = cfg_.packet_life_time;
+		const std::uint64_t t0 = now_ns();
+		conn_.connect(path);
+		log(cfg_, "connecting to " + peer.device + " (" + format_ipv4(peer.ip) +
+				  "), path MTU " +
+				  std::to_string(ib_mtu_to_bytes(path_mtu_)));
+		if (!conn_.wait_connected(to))
+			throw_errno(ETIMEDOUT, "RV_IOCTL_CONN_CONNECTED: not connected to " +
+						       format_ipv4(peer.ip) + " after " +
+						       std::to_string(to.count() / 1000) + " s");
+		connect_ns_ = now_ns() - t0;
+		s.send(oob::Message{"SYNC", {}}.set("step", "connected"));
+		(void)s.expect("SYNC", to);
+		log(cfg_, "connected in " + std::to_string(connect_ns_ / 1000) + " us");
+	}
+
+	// One write of len bytes from tx_off of the send buffer to rem_off of
+	// the peer's receive buffer; the errno of the post.
+	int post(std::uint64_t tx_off, std::uint64_t rem_off, std::uint64_t len,
+		 std::uint64_t wr_id, std::uint32_t payload) noexcept
+	{
+		WriteRequest w;
+		w.loc_addr = tx_.addr() + tx_off;
+		w.mr = &tx_mr_.info();
+		// The peer's iova of its buffer's address + rem_off.
+		w.rem_addr = peer_.mr_iova + rem_off;
+		w.rkey = peer_.mr_rkey;
+		w.length = len;
+		w.wr_id = wr_id;
+		w.immed = make_immed(peer_.rv_index, peer_.index_bits, payload);
+		PostResult r;
+		return conn_.try_post_write(w, r);
+	}
+
+	// Drains the ring into f; counts the poll. Throws if the ring
+	// overflowed (events were lost).
+	template <typename F>
+	std::size_t poll(Counters &c, F &&f)
+	{
+		const std::size_t n = ring_.drain(std::forward<F>(f));
+		c.polls++;
+		if (!n) {
+			c.empty_polls++;
+			if (ring_.overflow_count() != overflow_)
+				throw std::runtime_error(
+					"event ring overflow: " +
+					std::to_string(ring_.overflow_count() - overflow_) +
+					" completions lost");
+		}
+		return n;
+	}
+
+	// Bits of sequence number in the immediates this node receives.
+	[[nodiscard]] unsigned in_bits() const noexcept { return 32u - params_.index_bits; }
+
+	[[nodiscard]] std::byte *rx() const noexcept { return rx_.bytes(); }
+	[[nodiscard]] std::byte *tx() const noexcept { return tx_.bytes(); }
+	[[nodiscard]] const NodeConfig &cfg() const noexcept { return cfg_; }
+	[[nodiscard]] Connection &conn() noexcept { return conn_; }
+	[[nodiscard]] Version abi() const noexcept { return abi_; }
+	[[nodiscard]] std::uint8_t path_mtu() const noexcept { return path_mtu_; }
+	[[nodiscard]] std::uint64_t connect_ns() const noexcept { return connect_ns_; }
+
+private:
+	const NodeConfig &cfg_;
+	Device dev_;
+	AttachParams params_;
+	Attach attach_;
+	Version abi_;
+	EventRing ring_;
+	std::uint64_t overflow_ = 0;
+	std::uint8_t mtu_ = 3, path_mtu_ = 3;
+	Mapping rx_, tx_;
+	MemoryRegion rx_mr_, tx_mr_;
+	NodeInfo peer_;
+	Connection conn_;
+	std::uint64_t connect_ns_ = 0;
+};
+
+// Fails a loop that makes no progress for the timeout, and notices a peer
+// that reports an error meanwhile.
+class Watchdog {
+public:
+	Watchdog(const NodeConfig &cfg, oob::Socket &s, std::function<std::string()> state)
+		: timeout_ns_(static_cast<std::uint64_t>(cfg.timeout_s * 1e9)),
+		  yield_(cfg.yield), sock_(s), state_(std::move(state)),
+		  last_(now_ns()) {}
+
+	void progress() noexcept { progress_++; }
+
+	// Called on every idle turn; looks at the clock now and then.
+	void idle()
+	{
+		if (yield_)
+			::sched_yield();
+		if (++idle_ % 256)
+			return;
+		const std::uint64_t t = now_ns();
+		if (progress_ != seen_) {
+			seen_ = progress_;
+			last_ = t;
+		} else if (t - last_ > timeout_ns_) {
+			throw_errno(ETIMEDOUT, "no progress for " +
+					       std::to_string(timeout_ns_ / 1000000000) +
+					       " s: " + state_());
+		}
+		if (t - last_sock_ > 50000000) {
+			last_sock_ = t;
+			if (sock_.readable()) {
+				oob::Message m = sock_.recv(milliseconds(1000));
+				if (m.verb == "ERROR")
+					throw std::runtime_error(
+						"the peer failed: " +
+						(m.has("msg") ? m.get("msg") : std::string("?")));
+				throw std::runtime_error("out-of-band: unexpected " +
+							 m.verb + " during a phase");
+			}
+		}
+	}
+
+private:
+	std::uint64_t timeout_ns_;
+	bool yield_;
+	oob::Socket &sock_;
+	std::function<std::string()> state_;
+	std::uint64_t last_ = 0, last_sock_ = 0;
+	std::uint64_t progress_ = 0, seen_ = 0, idle_ = 0;
+};
+
+[[noreturn]] void bad_status(const Event &ev, const char *what)
+{
+	throw std::runtime_error(std::string(what) + " completed with status " +
+				 std::to_string(ev.status) + " (enum ib_wc_status)");
+}
+
+std::string describe_mismatch(std::uint64_t size, std::uint64_t seq,
+			      std::uint64_t offset, const char *why = nullptr)
+{
+	std::string s = "size " + std::to_string(size) + " seq " + std::to_string(seq);
+	if (why)
+		return s + ": " + why;
+	return s + ": first wrong byte at offset " + std::to_string(offset);
+}
+
+// Posts until it is accepted: retries EAGAIN/ENOMEM/EBUSY while polling.
+template <typename F>
+void post_retrying(Node &n, Counters &c, Watchdog &wd, F &&on_event,
+		   std::uint64_t tx_off, std::uint64_t rem_off, std::uint64_t len,
+		   std::uint64_t wr_id, std::uint32_t payload)
+{
+	for (;;) {
+		const int err = n.post(tx_off, rem_off, len, wr_id, payload);
+		if (!err)
+			return;
+		if (!Connection::retryable(err))
+			throw_errno(err, ioctl_describe(RV_IOCTL_POST_RDMA_WR_IMMED));
+		c.post_retries++;
+		if (!n.poll(c, on_event))
+			wd.idle();
+	}
+}
+
+// --- bw -----------------------------------------------------------------
+
+BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
+		 std::uint64_t count)
+{
+	const milliseconds to = timeout_of(n.cfg());
+	BwResult r;
+	r.size = size;
+	r.messages = count;
+	r.bytes = size * count;
+	r.slots = bw_rx_slots(plan, size);
+	const std::uint32_t ntx = bw_tx_slots(plan, size);
+	r.window = std::min({plan.window, ntx, r.slots});
+	const std::uint32_t slots = r.slots;
+
+	for (std::uint32_t i = 0; i < ntx; i++)
+		pattern_fill(n.tx() + std::uint64_t{i} * size, size, i);
+
+	oob::Message phase{"PHASE", {}};
+	phase.set("test", "bw").set("size", size).set("count", count).set("slots", slots);
+	s.send(phase);
+	(void)s.expect("READY", to);
+
+	std::vector<std::uint8_t> busy(ntx);
+	std::uint64_t next = 0, done = 0, credit = 0, outstanding = 0;
+	std::uint64_t t_end = 0;
+	Counters c;
+	Watchdog wd(n.cfg(), s, [&] {
+		return "bw size " + std::to_string(size) + ": posted " +
+		       std::to_string(next) + ", completed " + std::to_string(done) +
+		       ", checked by the receiver " + std::to_string(credit) +
+		       " of " + std::to_string(count);
+	});
+	auto on_event = [&](const Event &ev) {
+		wd.progress();
+		if (ev.event_type == RV_WC_RDMA_WRITE) {
+			if (ev.status)
+				bad_status(ev, "an RDMA write");
+			busy[ev.wr_id % ntx] = 0;
+			outstanding--;
+			if (++done == count)
+				t_end = now_ns();
+		} else if (ev.event_type == RV_WC_RECV_RDMA_WITH_IMM) {
+			if (ev.status)
+				bad_status(ev, "a credit write");
+			r.credits++;
+			credit = std::max(credit, seq_nearest(credit,
+							      immed_payload(ev.imm_data, 32 - n.in_bits()),
+							      n.in_bits()));
+		}
+	};
+
+	const std::optional<std::uint64_t> pkts0 = hw_counter(n.cfg(), "rcvd_pkts");
+	const std::uint64_t t0 = now_ns();
+	while (done < count || credit < count) {
+		bool posted = false;
+		while (next < count && outstanding < r.window &&
+		       next < credit + slots && !busy[next % ntx]) {
+			const std::uint64_t tx_slot = next % ntx;
+			pattern_stamp(n.tx() + tx_slot * size, size, next);
+			const int err = n.post(tx_slot * size, (next % slots) * size,
+					       size, next,
+					       static_cast<std::uint32_t>(next));
+			if (err) {
+				if (!Connection::retryable(err))
+					throw_errno(err, ioctl_describe(
+							RV_IOCTL_POST_RDMA_WR_IMMED));
+				c.post_retries++;
+				break;
+			}
+			busy[tx_slot] = 1;
+			next++;
+			outstanding++;
+			posted = true;
+			wd.progress();
+		}
+		if (!n.poll(c, on_event) && !posted)
+			wd.idle();
+	}
+	r.ns = t_end - t0;
+	r.rcvd_pkts = delta(pkts0, hw_counter(n.cfg(), "rcvd_pkts"));
+	r.post_retries = c.post_retries;
+	r.polls = c.polls;
+	r.empty_polls = c.empty_polls;
+
+	oob::Message d = s.expect("DONE", to);
+	r.verified = d.get_u64("verified");
+	r.mismatches = d.get_u64("mismatches");
+	if (d.has("first_mismatch"))
+		r.first_mismatch = d.get("first_mismatch");
+	r.peer_polls = d.get_u64("polls");
+	r.peer_empty_polls = d.get_u64("empty_polls");
+	r.peer_ns = d.get_u64("ns");
+	if (d.has("rcvd_pkts"))
+		r.peer_rcvd_pkts = d.get_u64("rcvd_pkts");
+	if (r.verified != count && !r.mismatches)
+		r.mismatches = count > r.verified ? count - r.verified : 1;
+	return r;
+}
+
+// The receiving side of one bw phase; returns (verified, mismatches).
+std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
+						   const oob::Message &phase)
+{
+	const std::uint64_t size = phase.get_u64("size");
+	const std::uint64_t count = phase.get_u64("count");
+	const std::uint64_t slots = phase.get_u64("slots");
+	if (!size || !slots || slots > max_bw_slots)
+		throw std::runtime_error("out-of-band PHASE: bad size or slots");
+	const PatternChecker chk(size);
+	const std::uint64_t credit_every = std::max<std::uint64_t>(1, slots / 4);
+	const std::uint32_t bits = n.in_bits();
+
+	std::vector<std::uint8_t> got(slots);
+	std::uint64_t prefix = 0, verified = 0, mismatches = 0;
+	std::uint64_t credited = 0, credits_out = 0, credit_seq = 0;
+	std::uint64_t t_first = 0, t_last = 0;
+	std::string first;
+	Counters c;
+	Watchdog wd(n.cfg(), s, [&] {
+		return "bw size " + std::to_string(size) + ": received " +
+		       std::to_string(verified) + " of " + std::to_string(count) +
+		       ", in order " + std::to_string(prefix);
+	});
+	auto mismatch = [&](std::string what) {
+		if (!mismatches++)
+			first = std::move(what);
+	};
+	auto on_event = [&](const Event &ev) {
+		wd.progress();
+		if (ev.event_type == RV_WC_RDMA_WRITE) {
+			if (ev.status)
+				bad_status(ev, "a credit write");
+			credits_out--;
+			return;
+		}
+		if (ev.event_type != RV_WC_RECV_RDMA_WITH_IMM)
+			return;
+		if (ev.status)
+			bad_status(ev, "a received write");
+		t_last = now_ns();
+		if (!t_first)
+			t_first = t_last;
+		const std::uint64_t seq = seq_nearest(
+			prefix, immed_payload(ev.imm_data, 32 - bits), bits);
+		if (seq < prefix || seq >= prefix + slots || seq >= count ||
+		    got[seq % slots]) {
+			mismatch(describe_mismatch(size, seq, 0,
+						   "unexpected sequence number"));
+			return;
+		}
+		got[seq % slots] = 1;
+		verified++;
+		if (ev.byte_len != size)
+			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
+		else if (auto off = chk.check(n.rx() + (seq % slots) * size, seq))
+			mismatch(describe_mismatch(size, seq, *off));
+		while (prefix < count && got[prefix % slots]) {
+			got[prefix % slots] = 0;
+			prefix++;
+		}
+	};
+
+	const std::optional<std::uint64_t> pkts0 = hw_counter(n.cfg(), "rcvd_pkts");
+	s.send(oob::Message{"READY", {}});
+	while (credited < count || credits_out) {
+		bool posted = false;
+		if (prefix > credited &&
+		    (prefix - credited >= credit_every || prefix == count)) {
+			const int err = n.post(0, 0, credit_len,
+					       credit_wr_id | credit_seq,
+					       static_cast<std::uint32_t>(prefix));
+			if (!err) {
+				credited = prefix;
+				credits_out++;
+				credit_seq++;
+				posted = true;
+				wd.progress();
+			} else if (!Connection::retryable(err)) {
+				throw_errno(err, ioctl_describe(RV_IOCTL_POST_RDMA_WR_IMMED));
+			} else {
+				c.post_retries++;
+			}
+		}
+		if (!n.poll(c, on_event) && !posted)
+			wd.idle();
+	}
+
+	oob::Message d{"DONE", {}};
+	d.set("verified", verified)
+		.set("mismatches", mismatches)
+		.set("polls", c.polls)
+		.set("empty_polls", c.empty_polls)
+		.set("ns", t_last - t_first);
+	if (!first.empty())
+		d.set("first_mismatch", first);
+	if (auto p = delta(pkts0, hw_counter(n.cfg(), "rcvd_pkts")))
+		d.set("rcvd_pkts", *p);
+	s.send(d);
+	return {verified, mismatches};
+}
+
+// --- lat ----------------------------------------------------------------
+
+LatResult lat_ping(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t count,
+		   std::uint64_t warmup)
+{
+	const milliseconds to = timeout_of(n.cfg());
+	const PatternChecker chk(size);
+	const std::uint32_t bits = n.in_bits();
+	const std::uint64_t total = warmup + count;
+	LatResult r;
+	r.size = size;
+	r.iters = count;
+	r.warmup = warmup;
+
+	for (std::uint64_t i = 0; i < 2; i++)
+		pattern_fill(n.tx() + i * size, size, i);
+	oob::Message phase{"PHASE", {}};
+	phase.set("test", "lat").set("size", size).set("count", count).set("warmup", warmup);
+	s.send(phase);
+	(void)s.expect("READY", to);
+
+	std::uint8_t busy[2] = {0, 0};
+	std::uint64_t i = 0, t1 = 0;
+	bool got = false;
+	std::vector<std::uint64_t> samples;
+	samples.reserve(count);
+	Counters c;
+	Watchdog wd(n.cfg(), s, [&] {
+		return "lat size " + std::to_string(size) + ": waiting for pong " +
+		       std::to_string(i) + " of " + std::to_string(total);
+	});
+	auto mismatch = [&](std::string what) {
+		if (!r.mismatches++)
+			r.first_mismatch = std::move(what);
+	};
+	auto on_event = [&](const Event &ev) {
+		wd.progress();
+		if (ev.event_type == RV_WC_RDMA_WRITE) {
+			if (ev.status)
+				bad_status(ev, "a ping");
+			busy[ev.wr_id % 2] = 0;
+			return;
+		}
+		if (ev.event_type != RV_WC_RECV_RDMA_WITH_IMM)
+			return;
+		t1 = now_ns();
+		if (ev.status)
+			bad_status(ev, "a pong");
+		const std::uint64_t seq = seq_nearest(
+			i, immed_payload(ev.imm_data, 32 - bits), bits);
+		if (seq != i || got) {
+			mismatch(describe_mismatch(size, seq, 0,
+						   "unexpected sequence number"));
+			return;
+		}
+		if (ev.byte_len != size)
+			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
+		got = true;
+	};
+
+	for (i = 0; i < total; i++) {
+		const std::uint64_t slot = i % 2;
+		while (busy[slot])
+			if (!n.poll(c, on_event))
+				wd.idle();
+		pattern_stamp(n.tx() + slot * size, size, i);
+		got = false;
+		const std::uint64_t t0 = now_ns();
+		post_retrying(n, c, wd, on_event, slot * size, slot * size, size, i,
+			      static_cast<std::uint32_t>(i));
+		busy[slot] = 1;
+		while (!got)
+			if (!n.poll(c, on_event))
+				wd.idle();
+		if (i >= warmup)
+			samples.push_back((t1 - t0) / 2);
+		r.verified++;
+		if (auto off = chk.check(n.rx() + slot * size, i))
+			mismatch(describe_mismatch(size, i, *off));
+	}
+	while (busy[0] || busy[1])
+		if (!n.poll(c, on_event))
+			wd.idle();
+
+	r.half_rtt = summarize(std::move(samples));
+	r.post_retries = c.post_retries;
+	r.polls = c.polls;
+	r.empty_polls = c.empty_polls;
+	oob::Message d = s.expect("DONE", to);
+	r.peer_verified = d.get_u64("verified");
+	r.peer_mismatches = d.get_u64("mismatches");
+	if (r.first_mismatch.empty() && d.has("first_mismatch"))
+		r.first_mismatch = d.get("first_mismatch");
+	r.peer_polls = d.get_u64("polls");
+	r.peer_empty_polls = d.get_u64("empty_polls");
+	return r;
+}
+
+std::pair<std::uint64_t, std::uint64_t> lat_pong(Node &n, oob::Socket &s,
+						 const oob::Message &phase)
+{
+	const std::uint64_t size = phase.get_u64("size");
+	const std::uint64_t total = phase.get_u64("count") + phase.get_u64("warmup");
+	if (!size)
+		throw std::runtime_error("out-of-band PHASE: bad size");
+	const PatternChecker chk(size);
+	const std::uint32_t bits = n.in_bits();
+	std::uint8_t busy[2] = {0, 0};
+	std::uint64_t i = 0, verified = 0, mismatches = 0;
+	bool got = false;
+	std::string first;
+	Counters c;
+
+	for (std::uint64_t k = 0; k < 2; k++)
+		pattern_fill(n.tx() + k * size, size, k);
+	Watchdog wd(n.cfg(), s, [&] {
+		return "lat size " + std::to_string(size) + ": waiting for ping " +
+		       std::to_string(i) + " of " + std::to_string(total);
+	});
+	auto mismatch = [&](std::string what) {
+		if (!mismatches++)
+			first = std::move(what);
+	};
+	auto on_event = [&](const Event &ev) {
+		wd.progress();
+		if (ev.event_type == RV_WC_RDMA_WRITE) {
+			if (ev.status)
+				bad_status(ev, "a pong");
+			busy[ev.wr_id % 2] = 0;
+			return;
+		}
+		if (ev.event_type != RV_WC_RECV_RDMA_WITH_IMM)
+			return;
+		if (ev.status)
+			bad_status(ev, "a ping");
+		const std::uint64_t seq = seq_nearest(
+			i, immed_payload(ev.imm_data, 32 - bits), bits);
+		if (seq != i || got) {
+			mismatch(describe_mismatch(size, seq, 0,
+						   "unexpected sequence number"));
+			return;
+		}
+		if (ev.byte_len != size)
+			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
+		got = true;
+	};
+
+	s.send(oob::Message{"READY", {}});
+	for (i = 0; i < total; i++) {
+		const std::uint64_t slot = i % 2;
+		while (!got)
+			if (!n.poll(c, on_event))
+				wd.idle();
+		got = false;
+		while (busy[slot])
+			if (!n.poll(c, on_event))
+				wd.idle();
+		pattern_stamp(n.tx() + slot * size, size, i);
+		post_retrying(n, c, wd, on_event, slot * size, slot * size, size, i,
+			      static_cast<std::uint32_t>(i));
+		busy[slot] = 1;
+		verified++;
+		if (auto off = chk.check(n.rx() + slot * size, i))
+			mismatch(describe_mismatch(size, i, *off));
+	}
+	while (busy[0] || busy[1])
+		if (!n.poll(c, on_event))
+			wd.idle();
+
+	oob::Message d{"DONE", {}};
+	d.set("verified", verified)
+		.set("mismatches", mismatches)
+		.set("polls", c.polls)
+		.set("empty_polls", c.empty_polls);
+	if (!first.empty())
+		d.set("first_mismatch", first);
+	s.send(d);
+	return {verified, mismatches};
+}
+
+// Runs f; on an exception tells the peer (best effort) and rethrows.
+template <typename F>
+auto telling_peer(oob::Socket &s, F &&f)
+{
+	try {
+		return f();
+	} catch (const std::exception &e) {
+		try {
+			if (s.valid())
+				s.send(oob::Message{"ERROR", {}}.set("msg", e.what()));
+		} catch (...) {
+			// the peer may be gone already
+		}
+		throw;
+	}
+}
+
+} // namespace
+
+const char *test_name(Test t) noexcept
+{
+	return t == Test::bw ? "bw" : "lat";
+}
+
+std::uint32_t bw_rx_slots(const Plan &p, std::uint64_t size) noexcept
+{
+	const std::uint64_t n = size ? p.buffer / size : 1;
+	return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(n, 1, max_bw_slots));
+}
+
+std::uint32_t bw_tx_slots(const Plan &p, std::uint64_t size) noexcept
+{
+	const std::uint64_t n = size ? p.buffer / size : 1;
+	return static_cast<std::uint32_t>(
+		std::clamp<std::uint64_t>(n, 1, std::max<std::uint32_t>(p.window, 1)));
+}
+
+std::uint32_t plan_cq_entries(const Plan &p) noexcept
+{
+	if (p.test == Test::lat)
+		return 64;
+	std::uint64_t n = 0;
+	for (std::uint64_t size : p.sizes)
+		n = std::max<std::uint64_t>(n, bw_rx_slots(p, size));
+	n += std::max<std::uint32_t>(p.window, 1) + 64;
+	return static_cast<std::uint32_t>(std::min<std::uint64_t>(n, RV_MAX_CQ_ENTRIES));
+}
+
+void plan_to(oob::Message &m, const Plan &p)
+{
+	m.set("test", test_name(p.test))
+		.set("sizes", join(p.sizes))
+		.set("counts", join(p.counts))
+		.set("warmup", p.warmup)
+		.set("window", p.window)
+		.set("buffer", p.buffer);
+}
+
+Plan plan_from(const oob::Message &m)
+{
+	Plan p;
+	const std::string &t = m.get("test");
+	if (t == "bw")
+		p.test = Test::bw;
+	else if (t == "lat")
+		p.test = Test::lat;
+	else
+		throw std::runtime_error("out-of-band: unknown test '" + t + "'");
+	p.sizes = split(m.get("sizes"), "sizes");
+	p.counts = split(m.get("counts"), "counts");
+	p.warmup = m.get_u64("warmup");
+	p.window = static_cast<std::uint32_t>(m.get_u64("window"));
+	p.buffer = m.get_u64("buffer");
+	if (p.sizes.empty() || p.sizes.size() != p.counts.size() || !p.window ||
+	    p.window > max_window || !p.buffer ||
+	    std::find(p.sizes.begin(), p.sizes.end(), 0) != p.sizes.end())
+		throw std::runtime_error("out-of-band: inconsistent plan");
+	return p;
+}
+
+double BwResult::mb_per_s() const noexcept
+{
+	return ns ? static_cast<double>(bytes) * 1e3 / static_cast<double>(ns) : 0;
+}
+
+double BwResult::mmsg_per_s() const noexcept
+{
+	return ns ? static_cast<double>(messages) * 1e3 / static_cast<double>(ns) : 0;
+}
+
+double BwResult::peer_mb_per_s() const noexcept
+{
+	return peer_ns ? static_cast<double>(bytes) * 1e3 / static_cast<double>(peer_ns)
+		       : 0;
+}
+
+std::uint64_t ClientReport::mismatches() const noexcept
+{
+	std::uint64_t n = 0;
+	for (const auto &r : bw)
+		n += r.mismatches;
+	for (const auto &r : lat)
+		n += r.mismatches + r.peer_mismatches;
+	return n;
+}
+
+// Buffers per side. bw: the client sends from tx slots and gets credits
+// into a page; the server receives into its slots and sends credits
+// from a page. lat: two slots of the largest size each way.
+static std::pair<std::uint64_t, std::uint64_t> buffer_lens(const Plan &p, bool client)
+{
+	std::uint64_t big = 0;
+	if (p.test == Test::lat) {
+		for (std::uint64_t size : p.sizes)
+			big = std::max(big, 2 * size);
+		return {big, big};
+	}
+	for (std::uint64_t size : p.sizes)
+		big = std::max(big, (client ? bw_tx_slots(p, size)
+					    : bw_rx_slots(p, size)) * size);
+	return client ? std::pair{page_size(), big} : std::pair{big, page_size()};
+}
+
+ClientReport run_client(const NodeConfig &cfg, const Plan &plan, oob::Socket sock)
+{
+	return telling_peer(sock, [&] {
+		const milliseconds to = timeout_of(cfg);
+		ClientReport rep;
+		rep.plan = plan;
+
+		oob::Message hello = sock.expect("HELLO", to);
+		if (hello.get_u64("proto") != proto_version)
+			throw std::runtime_error("out-of-band: the server speaks protocol " +
+						 hello.get("proto"));
+		auto key_bytes = oob::from_hex(hello.get("job_key"));
+		JobKey key{};
+		if (!key_bytes || key_bytes->size() != key.size())
+			throw std::runtime_error("out-of-band: bad job key");
+		std::copy(key_bytes->begin(), key_bytes->end(), key.begin());
+		if (cfg.job_key && *cfg.job_key != key)
+			throw std::runtime_error("the server uses another job key than --job-key");
+
+		Node n(cfg, key, plan_cq_entries(plan));
+		auto [rx, tx] = buffer_lens(plan, true);
+		n.buffers(rx, tx);
+		rep.self = n.info();
+		rep.abi = n.abi();
+		oob::Message info{"INFO", {}};
+		info_to(info, rep.self);
+		plan_to(info, plan);
+		sock.send(info);
+		rep.peer = info_from(sock.expect("INFO", to));
+		n.connect(rep.peer, sock);
+		rep.path_mtu = n.path_mtu();
+		rep.connect_ns = n.connect_ns();
+
+		for (std::size_t k = 0; k < plan.sizes.size(); k++) {
+			const std::uint64_t size = plan.sizes[k];
+			if (plan.test == Test::bw)
+				rep.bw.push_back(bw_send(n, sock, plan, size, plan.counts[k]));
+			else
+				rep.lat.push_back(lat_ping(n, sock, size, plan.counts[k],
+							   plan.warmup));
+			log(cfg, std::string(test_name(plan.test)) + " " +
+					 format_size(size) + " done");
+		}
+
+		rep.conn = n.conn().stats();
+		for (std::uint32_t q = 0; q < rep.conn.num_conn && q < RV_MAX_NUM_CONN; q++) {
+			try {
+				rep.qp_post_write.push_back(
+					n.conn().stats(static_cast<std::uint8_t>(q)).post_write);
+			} catch (const std::system_error &) {
+				rep.qp_post_write.clear();
+				break;
+			}
+		}
+		sock.send(oob::Message{"BYE", {}});
+		(void)sock.expect("BYE", to);
+		return rep;
+	});
+}
+
+ServerReport run_server(const NodeConfig &cfg, oob::Socket sock)
+{
+	return telling_peer(sock, [&] {
+		const milliseconds to = timeout_of(cfg);
+		ServerReport rep;
+		const JobKey key = cfg.job_key ? *cfg.job_key : random_job_key();
+
+		oob::Message hello{"HELLO", {}};
+		hello.set("proto", proto_version)
+			.set("job_key", oob::to_hex(key.data(), key.size()));
+		sock.send(hello);
+		oob::Message ci = sock.expect("INFO", to);
+		rep.plan = plan_from(ci);
+		rep.peer = info_from(ci);
+
+		Node n(cfg, key, plan_cq_entries(rep.plan));
+		auto [rx, tx] = buffer_lens(rep.plan, false);
+		n.buffers(rx, tx);
+		rep.self = n.info();
+		oob::Message info{"INFO", {}};
+		info_to(info, rep.self);
+		sock.send(info);
+		n.connect(rep.peer, sock);
+
+		for (;;) {
+			oob::Message m = sock.recv(to);
+			if (m.verb == "BYE") {
+				sock.send(oob::Message{"BYE", {}});
+				break;
+			}
+			if (m.verb == "ERROR")
+				throw std::runtime_error("the client failed: " +
+							 (m.has("msg") ? m.get("msg")
+								       : std::string("?")));
+			if (m.verb != "PHASE")
+				throw std::runtime_error("out-of-band: unexpected " + m.verb);
+			auto [v, bad] = m.get("test") == "lat" ? lat_pong(n, sock, m)
+							       : bw_receive(n, sock, m);
+			rep.phases++;
+			rep.verified += v;
+			rep.mismatches += bad;
+		}
+		return rep;
+	});
+}
+
+} // namespace rv::bench

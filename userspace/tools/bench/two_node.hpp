@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
+//
+// rvbench's transfer benchmarks between two processes ("nodes"), each
+// attached to its own RDMA device with the same job key and joined by an
+// rv connection: `bw` (bandwidth and message rate of RDMA WRITE with
+// immediate, every message checked by the receiver) and `lat` (half round
+// trip by ping-pong).
+//
+// The client drives: it sends the plan, writes (bw) or pings (lat) and
+// reports. The server follows the plan it is sent, receives and checks,
+// and answers each phase with what it saw. Out of band, over TCP:
+//
+//	server				client
+//	HELLO proto job_key	->
+//				<-	INFO  (its node, its MR, the plan)
+//	INFO  (its node, MR)	->
+//	(both: CONN_CREATE)
+//	SYNC created		<->	SYNC created
+//	(both: CONN_CONNECT, wait for CONN_CONNECTED)
+//	SYNC connected		<->	SYNC connected
+//				<-	PHASE (test, size, count, ...)
+//	READY			->
+//	(RDMA writes with immediate in both directions)
+//	DONE (its counts)	->
+//	... one PHASE per size ...
+//				<-	BYE
+//	BYE			->
+//
+// Immediate data: the top index_bits are the receiver's rv_index, the
+// rest the low bits of the message's sequence number. bw: message seq
+// goes to receive slot seq % slots of the server's buffer; the server
+// checks it (bench/pattern.hpp) and returns credits (the number of
+// messages checked in order) by 8-byte writes with immediate into the
+// client's buffer; the client never has more than slots unchecked or
+// window unacknowledged writes. lat: ping i lands in the server's slot
+// i % 2, the server answers with pong i into the client's slot i % 2,
+// and both check what they got.
+#ifndef RV_BENCH_TWO_NODE_HPP
+#define RV_BENCH_TWO_NODE_HPP
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <rv/attach.hpp>
+#include <rv/connection.hpp>
+#include <rv/version.hpp>
+
+#include "bench_util.hpp"
+#include "oob.hpp"
+
+namespace rv::bench {
+
+// What one process needs to set up its node.
+struct NodeConfig {
+	std::string rv_path = RV_FILE_NAME;
+	std::string device;		// RDMA device
+	unsigned port = 1;
+	std::string sysfs = "/sys/class/infiniband";
+	std::uint8_t num_conn = 0;	// ATTACH; 0: the module's default
+	std::uint8_t index_bits = 9;	// ATTACH
+	std::optional<std::uint8_t> mtu;	// enum ib_mtu; default: the port's
+	std::uint8_t packet_life_time = 16;	// path record (ACK timeout ~0.5 s)
+	double timeout_s = 60;		// setup steps, and a phase without progress
+	bool yield = false;		// sched_yield() after an empty poll
+	std::optional<JobKey> job_key;	// server: the key to hand out
+	// Progress lines (verbose), nullptr: none.
+	std::function<void(const std::string &)> log;
+};
+
+enum class Test : std::uint8_t { bw, lat };
+
+[[nodiscard]] const char *test_name(Test t) noexcept;
+
+// What the client asks for.
+struct Plan {
+	Test test = Test::bw;
+	std::vector<std::uint64_t> sizes;
+	std::vector<std::uint64_t> counts;	// per size: messages (bw),
+						// timed round trips (lat)
+	std::uint64_t warmup = 0;		// lat: untimed round trips
+	std::uint32_t window = 32;		// bw: writes in flight
+	std::uint64_t buffer = 64ULL << 20;	// bw: bytes per side for messages
+};
+
+inline constexpr std::uint32_t max_bw_slots = 1024;
+inline constexpr std::uint32_t max_window = 4096;
+
+// bw: receive slots of a size (buffer / size, 1..max_bw_slots), send
+// slots (buffer / size, 1..window), and the event ring either side needs.
+[[nodiscard]] std::uint32_t bw_rx_slots(const Plan &p, std::uint64_t size) noexcept;
+[[nodiscard]] std::uint32_t bw_tx_slots(const Plan &p, std::uint64_t size) noexcept;
+[[nodiscard]] std::uint32_t plan_cq_entries(const Plan &p) noexcept;
+
+// The plan as INFO fields, and back (std::runtime_error if malformed).
+void plan_to(oob::Message &m, const Plan &p);
+[[nodiscard]] Plan plan_from(const oob::Message &m);
+
+// One node as the other sees it.
+struct NodeInfo {
+	std::string device;
+	unsigned port = 1;
+	Gid gid{};
+	std::uint16_t gid_index = 0;
+	std::uint32_t ip = 0;		// host order
+	std::uint32_t rv_index = 0;
+	std::uint8_t index_bits = 9;
+	std::uint8_t mtu = 3;		// the port's active MTU (enum ib_mtu)
+	std::uint64_t mr_addr = 0;	// its receive buffer, as registered
+	std::uint64_t mr_iova = 0;
+	std::uint32_t mr_rkey = 0;
+	std::uint64_t mr_len = 0;
+	std::uint32_t q_depth = 0;	// ATTACH's answer
+};
+
+struct BwResult {
+	std::uint64_t size = 0;
+	std::uint64_t messages = 0;
+	std::uint64_t bytes = 0;
+	std::uint64_t ns = 0;		// first post to last send completion
+	std::uint32_t window = 0;	// the limit in effect
+	std::uint32_t slots = 0;	// receive slots
+	std::uint64_t post_retries = 0;	// EAGAIN/ENOMEM/EBUSY
+	std::uint64_t polls = 0;	// event ring polls of the sender
+	std::uint64_t empty_polls = 0;	// ... that found nothing
+	std::uint64_t credits = 0;	// credit writes received
+	std::uint64_t peer_polls = 0, peer_empty_polls = 0;
+	std::uint64_t peer_ns = 0;	// first to last receive
+	std::uint64_t verified = 0;	// messages the receiver checked
+	std::uint64_t mismatches = 0;	// ... that were wrong
+	std::string first_mismatch;	// what the first one was
+	std::optional<std::uint64_t> rcvd_pkts, peer_rcvd_pkts;	// hw counters
+
+	[[nodiscard]] double seconds() const noexcept { return static_cast<double>(ns) / 1e9; }
+	[[nodiscard]] double mb_per_s() const noexcept;	// 10^6 bytes/s
+	[[nodiscard]] double mmsg_per_s() const noexcept;
+	[[nodiscard]] double peer_mb_per_s() const noexcept;
+};
+
+struct LatResult {
+	std::uint64_t size = 0;
+	std::uint64_t iters = 0;
+	std::uint64_t warmup = 0;
+	Summary half_rtt;		// ns
+	std::uint64_t post_retries = 0;
+	std::uint64_t polls = 0, empty_polls = 0;
+	std::uint64_t peer_polls = 0, peer_empty_polls = 0;
+	std::uint64_t verified = 0, mismatches = 0;	// pongs, here
+	std::uint64_t peer_verified = 0, peer_mismatches = 0;	// pings
+	std::string first_mismatch;
+};
+
+struct ClientReport {
+	Plan plan;
+	NodeInfo self, peer;
+	Version abi;
+	std::uint8_t path_mtu = 0;
+	std::vector<BwResult> bw;
+	std::vector<LatResult> lat;
+	ConnStats conn{};			// the aggregate at the end
+	std::vector<std::uint64_t> qp_post_write;	// per QP of the connection
+	std::uint64_t connect_ns = 0;		// CONN_CONNECT to connected
+
+	// Wrong messages seen by either side.
+	[[nodiscard]] std::uint64_t mismatches() const noexcept;
+};
+
+struct ServerReport {
+	Plan plan;
+	NodeInfo self, peer;
+	std::uint64_t phases = 0;
+	std::uint64_t verified = 0, mismatches = 0;
+};
+
+// The client side over a connected socket. Throws on any failure
+// (std::system_error with the errno of the failing call, or
+// std::runtime_error); mismatches are not failures here, the report has
+// them.
+[[nodiscard]] ClientReport run_client(const NodeConfig &cfg, const Plan &plan,
+				      oob::Socket sock);
+
+// The server side over a connected socket; same error rules. Tells the
+// client when it fails.
+[[nodiscard]] ServerReport run_server(const NodeConfig &cfg, oob::Socket sock);
+
+} // namespace rv::bench
+
+#endif // RV_BENCH_TWO_NODE_HPP
