@@ -28,7 +28,8 @@
  *                            MMU notifier callback run, so neither may take
  *                            1 or 2 (rv_file.user is published once, with
  *                            release ordering, and read without a lock)
- *   4. rv_jobs_lock        - the list of rv_job_dev (the CM REQ handler
+ *   4. rv_jobs_lock        - the list of rv_job_dev and their members
+ *                            count (the CM REQ handler
  *                            takes it to find the job of a REQ)
  *   5. rv_job_dev.conn_mutex - the job's list of rv_conn, their paths
  *   6. rv_devices_lock     - the list of rv_device
@@ -106,8 +107,9 @@ struct rv_job_params {
 };
 
 struct rv_job_dev {
-	struct list_head list;		/* on rv_jobs, under rv_jobs_lock */
+	struct list_head list;		/* on rv_jobs while it has members */
 	struct kref kref;
+	unsigned int members;		/* attached or attaching processes */
 	struct rv_device *dev;		/* reference held */
 	kuid_t uid;
 	struct rv_job_key key;

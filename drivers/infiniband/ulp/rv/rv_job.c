@@ -39,7 +39,8 @@ static void rv_job_release(struct kref *kref)
 {
 	struct rv_job_dev *jdev = container_of(kref, struct rv_job_dev, kref);
 
-	list_del(&jdev->list);
+	if (!list_empty(&jdev->list))
+		list_del(&jdev->list);
 	mutex_unlock(&rv_jobs_lock);
 
 	/* Outside rv_jobs_lock: this waits for the CM's REQ handlers. */
@@ -56,6 +57,20 @@ static void rv_job_release(struct kref *kref)
 void rv_job_put(struct rv_job_dev *jdev)
 {
 	kref_put_mutex(&jdev->kref, rv_job_release, &rv_jobs_lock);
+}
+
+/*
+ * A process leaves the job (or fails to join it). When the last one has
+ * left, the job-device leaves the list although connections and writes
+ * in flight may keep it a while: a new attach with the same key starts a
+ * new job, and inbound REQs find that one.
+ */
+static void rv_job_leave(struct rv_job_dev *jdev)
+{
+	mutex_lock(&rv_jobs_lock);
+	if (!--jdev->members)
+		list_del_init(&jdev->list);
+	mutex_unlock(&rv_jobs_lock);
 }
 
 static bool rv_job_matches(const struct rv_job_dev *jdev,
@@ -98,10 +113,12 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 		if (!rv_job_matches(jdev, dev, &req->key, uid))
 			continue;
 		/* Under rv_jobs_lock a listed job holds a reference. */
-		if (rv_job_agrees(&jdev->params, &req->params))
+		if (rv_job_agrees(&jdev->params, &req->params)) {
 			kref_get(&jdev->kref);
-		else
+			jdev->members++;
+		} else {
 			jdev = ERR_PTR(-EBUSY);
+		}
 		mutex_unlock(&rv_jobs_lock);
 		rv_device_put(dev);
 		return jdev;
@@ -119,6 +136,7 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 		goto out_put_dev;
 	}
 	kref_init(&jdev->kref);
+	jdev->members = 1;
 	jdev->dev = dev;
 	jdev->pd = pd;
 	jdev->uid = uid;
@@ -309,6 +327,7 @@ void rv_user_put(struct rv_user *user)
 void rv_user_release(struct rv_user *user)
 {
 	xa_erase(&user->jdev->users, user->rv_index);
+	rv_job_leave(user->jdev);
 	rv_conn_user_exit(user);
 	rv_user_put(user);
 }
@@ -411,6 +430,7 @@ out_erase:
 out_free_user:
 	kfree(user);
 out_put_job:
+	rv_job_leave(jdev);
 	rv_job_put(jdev);
 out_unlock:
 	mutex_unlock(&rf->lock);
