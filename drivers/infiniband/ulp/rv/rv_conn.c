@@ -28,6 +28,8 @@
 /* Initiator: delay before resending a REQ, growing to the maximum. */
 #define RV_RETRY_MIN_MS 20
 #define RV_RETRY_MAX_MS 1000
+/* How often a QP waiting for its port to come back looks again. */
+#define RV_PORT_POLL_MS 100
 
 static DEFINE_XARRAY_ALLOC1(rv_conn_ids);
 
@@ -147,7 +149,23 @@ static int rv_sconn_reset(struct rv_sconn *s)
 	return rv_qp_create(s);
 }
 
-/* Under s->mutex: begin a new phase of connecting after a loss. */
+/*
+ * Is the QP's port up? While it is down nothing is sent on it: no REQ,
+ * and no DREQ (which destroying a connected CM id sends). Soft RoCE
+ * (6.1) moves its management QP to the error state for good when a CM
+ * message cannot leave a downed link, after which no CM traffic of that
+ * device gets through.
+ */
+static bool rv_sconn_port_active(struct rv_sconn *s)
+{
+	const struct rv_job_dev *jdev = s->conn->jdev;
+	enum ib_port_state state;
+
+	return !ib_get_cached_port_state(jdev->dev->ib_dev, jdev->key.port_num,
+					 &state) && state == IB_PORT_ACTIVE;
+}
+
+/* Under s->mutex: a connected or connecting QP was lost. */
 static void rv_sconn_recover(struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
@@ -166,6 +184,22 @@ static void rv_sconn_recover(struct rv_sconn *s)
 			      s->conn->jdev->params.reconnect_timeout * HZ;
 		s->t_start = ktime_get();
 		s->attempts = 0;
+	}
+	mod_delayed_work(rv_wq, &s->work, 0);
+}
+
+/* Under s->mutex, state RECOVERING: replace the QP, then connect again. */
+static void rv_sconn_rebuild(struct rv_sconn *s)
+{
+	if (time_after(jiffies, s->deadline)) {
+		rv_sconn_fail(s);
+		rv_sconn_reset(s);
+		return;
+	}
+	if (!rv_sconn_port_active(s)) {
+		mod_delayed_work(rv_wq, &s->work,
+				 msecs_to_jiffies(RV_PORT_POLL_MS));
+		return;
 	}
 	if (rv_sconn_reset(s)) {
 		rv_sconn_fail(s);
@@ -194,10 +228,16 @@ static void rv_sconn_work(struct work_struct *work)
 		if (lost)
 			rv_sconn_recover(s);
 		break;
+	case RV_SCONN_RECOVERING:
+		rv_sconn_rebuild(s);
+		break;
 	case RV_SCONN_DELAY:
 		if (time_after(jiffies, s->deadline)) {
 			rv_sconn_fail(s);
 			rv_sconn_reset(s);
+		} else if (!rv_sconn_port_active(s)) {
+			mod_delayed_work(rv_wq, &s->work,
+					 msecs_to_jiffies(RV_PORT_POLL_MS));
 		} else {
 			rv_cm_start_connect(s);
 		}
