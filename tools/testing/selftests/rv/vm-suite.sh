@@ -16,4 +16,5 @@ modprobe ib_cm
 
 exec "$top/tools/testing/vm/tap-run" \
 	"$here/module_load.sh" \
-	"$here/ioctl.sh"
+	"$here/ioctl.sh" \
+	"$here/conn.sh"

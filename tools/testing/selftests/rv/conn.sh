@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared per-node-pair connections, from the shell: with rv.ko loaded,
+# rv_conn_peer (userspace/tests/vm) processes on the rxe nodes of the VM.
+# TAP output. Runs as root inside the test VM.
+#
+# One VM with two rxe nodes (vm-run --rxe 2):
+#   - N = 1, 4, 16 processes per node of one job connect to the other node:
+#     on each node they share one connection, and `rdma res show qp` shows
+#     num_conn kernel RC QPs per device (4, the module default; 2 with
+#     num_conn 2) whatever N is; they go away with the processes
+#   - verified transfers both ways; the receiving device's rcvd_pkts rises
+#     by the data packets, the sender's by less (the packets crossed the
+#     veth instead of looping back)
+#   - last, because it may leave the rxe nodes unable to connect again:
+#     the link goes down and up in the middle of a transfer
+#     (ConnFault.LinkDownUpMidTransfer of rv_vm_tests)
+#   - rmmod once every process is gone
+# Two VMs (vm-run --two-vm, RV_VM_ROLE a or b; the same script in both):
+#   VM b sends a verified transfer to VM a; then VM a removes the module
+#   and VM b watches its connection fail (EIO) or keep recovering, posts
+#   failing with EAGAIN/EIO only.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
+. "$top/tools/testing/vm/lib.sh"
+
+ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+build=${RV_BUILD_DIR:-$top/build}
+peer=${RV_CONN_PEER:-$build/userspace/tests/vm/rv_conn_peer}
+tests=${RV_VM_TESTS:-$build/userspace/tests/vm/rv_vm_tests}
+tmp=$(mktemp -d)
+pids=()
+
+# shellcheck disable=SC2317  # called through the trap
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+t0=$SECONDS
+elapsed() { echo "$((SECONDS - t0)) s"; }
+
+random_key() {
+	od -An -tx1 -N16 /dev/urandom | tr -d ' \n'
+}
+
+# kv FILE KEY: the value of KEY=value in the last line of FILE that has it.
+kv() {
+	sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" | tail -n1
+}
+
+# wait_line FILE PATTERN PID SECS: until FILE has a line matching PATTERN;
+# fails if PID exits first or after SECS.
+wait_line() {
+	local file=$1 pat=$2 pid=$3 secs=$4 i
+	for ((i = 0; i < secs * 10; i++)); do
+		grep -q -- "$pat" "$file" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || { grep -q -- "$pat" "$file" 2>/dev/null; return; }
+		sleep 0.1
+	done
+	return 1
+}
+
+# rc_qps DEV: kernel RC QPs of rv on DEV.
+rc_qps() {
+	rdma res show qp 2>/dev/null | grep -c "link $1/.* type RC .*\\[rv\\]"
+}
+
+wait_qps() {
+	local want=$1 secs=$2 i
+	for ((i = 0; i < secs * 10; i++)); do
+		[ "$(rc_qps "$d0")" = "$want" ] && [ "$(rc_qps "$d1")" = "$want" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+show() {
+	tap_diag "--- $1"
+	tap_diag "$(tail -n "${2:-20}" "$1")"
+}
+
+load_rv() {
+	modprobe -a ib_uverbs ib_cm 2>/dev/null
+	insmod "$ko" || tap_bail "insmod $ko"
+}
+
+unload_rv() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		rmmod rv 2>/dev/null && return 0
+		sleep 0.2
+	done
+	rmmod rv
+}
+
+[ -x "$peer" ] || tap_bail "$peer not built (make userspace)"
+
+# ---------------------------------------------------------------- two VMs
+
+if [ -n "${RV_VM_ROLE:-}" ]; then
+	load_rv
+	key=72760000636f6e6e0000747776d00001	# the same job in both VMs
+	port=18700
+	bytes=$((32 << 20))
+	d0=$(rv_node 0)
+	if [ "$RV_VM_ROLE" = a ]; then
+		rx=$(rxe_rcvd_pkts "$d0")
+		"$peer" --node 0 --peer-ip "$RV_PEER_IP" --job-key "$key" \
+			--bytes "$bytes" --oob "$port" --timeout 180 recv >"$tmp/recv" 2>&1
+		rc=$?
+		drx=$(($(rxe_rcvd_pkts "$d0") - rx))
+		tap_diag "$(cat "$tmp/recv")"
+		if [ "$rc" = 0 ] && grep -q '^result: ok' "$tmp/recv"; then
+			tap_ok "two VMs: $((bytes >> 20)) MiB from VM b, every byte verified"
+		else
+			tap_not_ok "two VMs: $((bytes >> 20)) MiB from VM b, every byte verified" "exit $rc"
+		fi
+		if [ "$drx" -ge $((bytes / 4096)) ]; then
+			tap_ok "two VMs: $d0 rcvd_pkts rose by $drx (>= $((bytes / 4096)))"
+		else
+			tap_not_ok "two VMs: $d0 rcvd_pkts rose by $drx (>= $((bytes / 4096)))"
+		fi
+		# The peer node loses its module while VM b's connection is up.
+		tap_check "two VMs: rmmod rv on VM a after the transfer" unload_rv
+	else
+		"$peer" --node 0 --peer-ip "$RV_PEER_IP" --job-key "$key" \
+			--bytes "$bytes" --oob "$RV_PEER_IP:$port" --timeout 180 \
+			--reconnect-timeout 10 --expect-loss 90 send >"$tmp/send" 2>&1
+		rc=$?
+		tap_diag "$(cat "$tmp/send")"
+		if grep -q '^send: result 0 ' "$tmp/send" && grep -q '^recv: result 0 ' "$tmp/send"; then
+			tap_ok "two VMs: $((bytes >> 20)) MiB to VM a, every write completed once"
+		else
+			tap_not_ok "two VMs: $((bytes >> 20)) MiB to VM a, every write completed once"
+		fi
+		if [ "$rc" = 0 ] && grep -q '^result: ok' "$tmp/send"; then
+			tap_ok "two VMs: VM a's module gone: the connection fails ($(kv "$tmp/send" loss_seen)), posts EAGAIN/EIO only, no hang"
+		else
+			tap_not_ok "two VMs: VM a's module gone: the connection fails, posts EAGAIN/EIO only, no hang" "exit $rc"
+		fi
+		tap_check "two VMs: rmmod rv on VM b" unload_rv
+	fi
+	tap_diag "conn.sh ($RV_VM_ROLE): $(elapsed)"
+	tap_done
+	exit
+fi
+
+# ---------------------------------------------------------------- one VM
+
+if ! d0=$(rv_node 0) || ! d1=$(rv_node 1); then
+	tap_bail "needs two rxe nodes (vm-run --rxe 2)"
+fi
+load_rv
+num_conn=$(cat /sys/module/rv/parameters/num_conn)
+
+# hold N NUM_CONN: N processes per node of a new job connect; counts.
+hold() {
+	local n=$1 nc=$2 key want name i ok p0 p1 rx0 rx1 q0 q1
+	key=$(random_key)
+	want=$nc
+	[ "$nc" != 0 ] || want=$num_conn
+	name="N=$n per node, num_conn ${nc/#0/default}"
+	rx0=$(rxe_rcvd_pkts "$d0") rx1=$(rxe_rcvd_pkts "$d1")
+	"$peer" --node 0 --peer-node 1 --job-key "$key" --procs "$n" --num-conn "$nc" \
+		--timeout 180 hold >"$tmp/h0" 2>&1 &
+	p0=$!
+	"$peer" --node 1 --peer-node 0 --job-key "$key" --procs "$n" --num-conn "$nc" \
+		--timeout 180 hold >"$tmp/h1" 2>&1 &
+	p1=$!
+	pids+=("$p0" "$p1")
+	ok=1
+	wait_line "$tmp/h0" '^connected' "$p0" 240 || ok=0
+	wait_line "$tmp/h1" '^connected' "$p1" 240 || ok=0
+	if [ "$ok" = 1 ]; then
+		tap_ok "$name: every process connected ($(elapsed))"
+	else
+		tap_not_ok "$name: every process connected"
+		show "$tmp/h0"
+		show "$tmp/h1"
+	fi
+	for i in 0 1; do
+		if [ "$(kv "$tmp/h$i" conn_handles)" = 1 ] && [ "$(kv "$tmp/h$i" rv_indexes)" = "$n" ] &&
+		   [ "$(kv "$tmp/h$i" num_conn)" = "$want" ]; then
+			tap_ok "$name: the $n processes on $(rv_node $i) share one connection of $want QPs"
+		else
+			tap_not_ok "$name: the $n processes on $(rv_node $i) share one connection of $want QPs" \
+				"$(grep '^connected' "$tmp/h$i")"
+		fi
+	done
+	wait_qps "$want" 10
+	q0=$(rc_qps "$d0") q1=$(rc_qps "$d1")
+	if [ "$q0" = "$want" ] && [ "$q1" = "$want" ]; then
+		tap_ok "$name: rdma res show qp: $want kernel RC QPs on $d0 and on $d1"
+	else
+		tap_not_ok "$name: rdma res show qp: $want kernel RC QPs on $d0 and on $d1" \
+			"$d0: $q0, $d1: $q1; $(rdma res show qp 2>&1)"
+	fi
+	if [ $(($(rxe_rcvd_pkts "$d0") - rx0)) -gt 0 ] && [ $(($(rxe_rcvd_pkts "$d1") - rx1)) -gt 0 ]; then
+		tap_ok "$name: the CM exchange crossed the veth (rcvd_pkts of both rose)"
+	else
+		tap_not_ok "$name: the CM exchange crossed the veth (rcvd_pkts of both rose)"
+	fi
+	kill -TERM "$p0" "$p1" 2>/dev/null
+	ok=1
+	wait "$p0" || ok=0
+	wait "$p1" || ok=0
+	pids=()
+	grep -q '^done' "$tmp/h0" && grep -q '^done' "$tmp/h1" || ok=0
+	wait_qps 0 30 || ok=0
+	if [ "$ok" = 1 ]; then
+		tap_ok "$name: the processes exit cleanly, the QPs go with them"
+	else
+		tap_not_ok "$name: the processes exit cleanly, the QPs go with them" \
+			"$d0: $(rc_qps "$d0") QPs, $d1: $(rc_qps "$d1")"
+		show "$tmp/h0" 5
+		show "$tmp/h1" 5
+	fi
+}
+
+if ! wait_qps 0 30; then
+	tap_diag "RC QPs before the start: $(rdma res show qp 2>&1)"
+fi
+hold 1 0
+hold 4 0
+hold 16 0
+hold 4 2
+
+# transfer FROM TO BYTES: a verified transfer; rcvd_pkts of both.
+transfer() {
+	local from=$1 to=$2 bytes=$3 key port name ps pr rcs rcr dfrom dto rxf rxt
+	key=$(random_key)
+	port=$((18600 + from))
+	name="transfer $(rv_node "$from") -> $(rv_node "$to"), $((bytes >> 20)) MiB"
+	rxf=$(rxe_rcvd_pkts "$(rv_node "$from")") rxt=$(rxe_rcvd_pkts "$(rv_node "$to")")
+	"$peer" --node "$to" --peer-node "$from" --job-key "$key" --bytes "$bytes" \
+		--oob "127.0.0.1:$port" --timeout 120 recv >"$tmp/recv" 2>&1 &
+	pr=$!
+	"$peer" --node "$from" --peer-node "$to" --job-key "$key" --bytes "$bytes" \
+		--oob "127.0.0.1:$port" --timeout 120 send >"$tmp/send" 2>&1 &
+	ps=$!
+	pids+=("$pr" "$ps")
+	wait "$ps"; rcs=$?
+	wait "$pr"; rcr=$?
+	pids=()
+	dfrom=$(($(rxe_rcvd_pkts "$(rv_node "$from")") - rxf))
+	dto=$(($(rxe_rcvd_pkts "$(rv_node "$to")") - rxt))
+	if [ "$rcs" = 0 ] && [ "$rcr" = 0 ]; then
+		tap_ok "$name: every byte verified, one completion per write ($(kv "$tmp/send" mbps) MB/s)"
+	else
+		tap_not_ok "$name: every byte verified, one completion per write" "sender $rcs, receiver $rcr"
+		show "$tmp/send"
+		show "$tmp/recv"
+	fi
+	if [ "$dto" -ge $((bytes / 4096)) ] && [ "$dfrom" -lt "$dto" ]; then
+		tap_ok "$name: rcvd_pkts +$dto on $(rv_node "$to"), +$dfrom on $(rv_node "$from") (crossed the veth)"
+	else
+		tap_not_ok "$name: rcvd_pkts +$dto on $(rv_node "$to"), +$dfrom on $(rv_node "$from") (crossed the veth)" \
+			"want >= $((bytes / 4096)) on the receiver and less on the sender"
+	fi
+}
+
+transfer 0 1 $((32 << 20))
+transfer 1 0 $((32 << 20))
+
+# Last: the link down/up (see the header).
+if [ -x "$tests" ]; then
+	out=$(RV_CONN_LINK_TESTS=1 "$tests" --gtest_filter='ConnFault.LinkDownUpMidTransfer' 2>&1)
+	rc=$?
+	tap_diag "$(grep -v '^1\.\.' <<<"$out" | sed 's/^# \{0,1\}//')"
+	if [ "$rc" = 0 ] && grep -q '^ok 1 - ConnFault.LinkDownUpMidTransfer$' <<<"$out"; then
+		tap_ok "link $(rv_netdev 1) down 5 s and up mid-transfer: recovered, every write completed once, data verified"
+	else
+		tap_not_ok "link $(rv_netdev 1) down 5 s and up mid-transfer: recovered, every write completed once, data verified" \
+			"rv_vm_tests exit $rc"
+	fi
+else
+	tap_skip "link down/up mid-transfer" "$tests not built"
+fi
+
+tap_check "rmmod rv once every process is gone" unload_rv
+tap_diag "conn.sh: $(elapsed)"
+tap_done
