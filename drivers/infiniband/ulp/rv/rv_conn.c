@@ -188,14 +188,24 @@ static void rv_sconn_recover(struct rv_sconn *s)
 	mod_delayed_work(rv_wq, &s->work, 0);
 }
 
+/*
+ * Under s->mutex: past its deadline the QP has failed for good (and is
+ * drained and destroyed now). Returns true then.
+ */
+static bool rv_sconn_expired(struct rv_sconn *s)
+{
+	if (!time_after(jiffies, s->deadline))
+		return false;
+	rv_sconn_fail(s);
+	rv_sconn_reset(s);
+	return true;
+}
+
 /* Under s->mutex, state RECOVERING: replace the QP, then connect again. */
 static void rv_sconn_rebuild(struct rv_sconn *s)
 {
-	if (time_after(jiffies, s->deadline)) {
-		rv_sconn_fail(s);
-		rv_sconn_reset(s);
+	if (rv_sconn_expired(s))
 		return;
-	}
 	if (!rv_sconn_port_active(s)) {
 		mod_delayed_work(rv_wq, &s->work,
 				 msecs_to_jiffies(RV_PORT_POLL_MS));
@@ -232,21 +242,16 @@ static void rv_sconn_work(struct work_struct *work)
 		rv_sconn_rebuild(s);
 		break;
 	case RV_SCONN_DELAY:
-		if (time_after(jiffies, s->deadline)) {
-			rv_sconn_fail(s);
-			rv_sconn_reset(s);
-		} else if (!rv_sconn_port_active(s)) {
+		if (rv_sconn_expired(s))
+			break;
+		if (rv_sconn_port_active(s))
+			rv_cm_start_connect(s);
+		else
 			mod_delayed_work(rv_wq, &s->work,
 					 msecs_to_jiffies(RV_PORT_POLL_MS));
-		} else {
-			rv_cm_start_connect(s);
-		}
 		break;
 	case RV_SCONN_WAITING:
-		if (time_after(jiffies, s->deadline)) {
-			rv_sconn_fail(s);
-			rv_sconn_reset(s);
-		}
+		rv_sconn_expired(s);
 		break;
 	case RV_SCONN_FAILED:
 		/* flush what is in flight; nothing will connect again */
