@@ -122,6 +122,18 @@ setup_netdev() {
 	log "rxe0 on $dev ($addr) ACTIVE"
 }
 
+# A veth hands each packet to the backlog of the CPU that sent it. rxe
+# sends a QP's packets from whichever CPU runs its task at the time, so
+# two CPUs' backlogs can deliver one QP's packets out of order: the
+# responder NAKs, the requester goes back N and, on a lost NAK, waits
+# for its ACK timeout. A NIC keeps a flow on one queue; RPS to one CPU
+# gives the veth the same order. (Seen: 64 KiB writes on 4 QPs, 10% of
+# the packets resent and 20 timeouts per 16 MiB without it, none with.)
+in_order() {
+	local f=/sys/class/net/$1/queues/rx-0/rps_cpus
+	[ -w "$f" ] && echo 1 >"$f" || log "warning: cannot set $f"
+}
+
 setup_local() {
 	local n=$1 i j c dev ip table batch rbatch
 	local -a devs=() peers=() ips=() macs=() rxes=() gidx=()
@@ -183,7 +195,11 @@ setup_local() {
 		sysctl_set "net.ipv4.conf.$dev.accept_local" 1
 		sysctl_set "net.ipv4.conf.$dev.rp_filter" 0
 		sysctl_set "net.ipv4.conf.$dev.arp_ignore" 1
+		in_order "$dev"
 	done
+	if [ "$n" -gt 2 ]; then
+		for dev in "${peers[@]}"; do in_order "$dev"; done
+	fi
 	ip -batch - <<<"$rest" || die "configuring addresses and routes failed"
 
 	rbatch=
