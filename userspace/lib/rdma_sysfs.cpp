@@ -16,17 +16,6 @@ namespace rv {
 
 namespace {
 
-int hex_digit(char c) noexcept
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 // The first line of a sysfs attribute, without its newline; nullopt with
 // errno set if it cannot be read (sysfs reports a failing show() as a
 // read error, e.g. EINVAL for an unused GID type entry).
@@ -55,6 +44,17 @@ std::optional<std::string> read_line(const std::filesystem::path &p)
 }
 
 } // namespace
+
+int hex_digit(char c) noexcept
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 
 std::optional<Gid> parse_gid(std::string_view text) noexcept
 {

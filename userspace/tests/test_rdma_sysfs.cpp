@@ -55,6 +55,16 @@ constexpr const char *zero = "0000:0000:0000:0000:0000:0000:0000:0000";
 
 } // namespace
 
+TEST(Gid, HexDigit)
+{
+	EXPECT_EQ(rv::hex_digit('0'), 0);
+	EXPECT_EQ(rv::hex_digit('9'), 9);
+	EXPECT_EQ(rv::hex_digit('a'), 10);
+	EXPECT_EQ(rv::hex_digit('F'), 15);
+	for (char bad : {'g', 'G', '/', ':', '@', '`', ' ', '\0'})
+		EXPECT_EQ(rv::hex_digit(bad), -1) << static_cast<int>(bad);
+}
+
 TEST(Gid, ParseAndFormat)
 {
 	auto g = rv::parse_gid("fe80:0000:0000:0000:0250:56ff:FE9a:0001");

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -110,6 +111,46 @@ constexpr const char *common_help =
 	{"help", no_argument, nullptr, 'h'}
 #define COMMON_SHORTOPTS ":d:jvh"
 
+// The argument of option what as a count in [min, max]; a UsageError if
+// it is not one.
+std::uint64_t count_arg(const char *what, const std::string &arg,
+			std::uint64_t min = 1, std::uint64_t max = UINT64_MAX)
+{
+	auto v = rv::bench::parse_count(arg, min, max);
+	if (!v)
+		throw UsageError(std::string("invalid ") + what + " '" + arg + "'");
+	return *v;
+}
+
+// The argument of option what as a size (K/M/G binary).
+std::uint64_t size_arg(const char *what, const std::string &arg)
+{
+	auto v = rv::bench::parse_size(arg);
+	if (!v)
+		throw UsageError(std::string("invalid ") + what + " '" + arg + "'");
+	return *v;
+}
+
+// The argument of --sizes.
+std::vector<std::uint64_t> size_list_arg(const std::string &arg)
+{
+	auto v = rv::bench::parse_size_list(arg);
+	if (!v)
+		throw UsageError("invalid --sizes '" + arg + "'");
+	return *v;
+}
+
+// The argument of option what as seconds, more than 0 and at most max.
+double seconds_arg(const char *what, const std::string &arg,
+		   double max = std::numeric_limits<double>::max())
+{
+	char *end = nullptr;
+	const double v = std::strtod(arg.c_str(), &end);
+	if (arg.empty() || *end || !(v > 0) || !std::isfinite(v) || v > max)
+		throw UsageError(std::string("invalid ") + what + " '" + arg + "'");
+	return v;
+}
+
 // Handles a common option (true) or returns false.
 bool common_option(int c, CommonOptions &o)
 {
@@ -119,13 +160,9 @@ bool common_option(int c, CommonOptions &o)
 		if (o.device.empty())
 			throw UsageError("empty --device");
 		return true;
-	case opt_port: {
-		auto v = rv::bench::parse_count(optarg, 1, 255);
-		if (!v)
-			throw UsageError(std::string("invalid --port '") + optarg + "'");
-		o.port = static_cast<unsigned>(*v);
+	case opt_port:
+		o.port = static_cast<unsigned>(count_arg("--port", optarg, 1, 255));
 		return true;
-	}
 	case opt_rv:
 		o.rv_path = optarg;
 		if (o.rv_path.empty())
@@ -157,6 +194,33 @@ bool common_option(int c, CommonOptions &o)
 				 static_cast<char>(optopt) + "'");
 	throw UsageError(std::string("unrecognized option '") +
 			 argv[optind - 1] + "'");
+}
+
+// getopt_long over argv with the common options and the command's
+// (shortopts, longopts): -h prints usage(stdout) and exits, a common
+// option goes into common, any other to f(c, its argument or ""); an
+// argument that is no option is a UsageError.
+template <typename Usage, typename F>
+void parse_options(int argc, char **argv, const char *shortopts,
+		   const option *longopts, Usage &&usage, CommonOptions &common,
+		   F &&f)
+{
+	const std::string opts = std::string(COMMON_SHORTOPTS) + shortopts;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, opts.c_str(), longopts, nullptr)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
+		}
+		if (!common_option(c, common))
+			f(c, std::string(optarg ? optarg : ""));
+	}
+	if (optind < argc)
+		throw UsageError(std::string("unexpected argument '") +
+				 argv[optind] + "'");
 }
 
 // --- the session every command starts from ------------------------------
@@ -267,63 +331,28 @@ RegOptions parse_reg(int argc, char **argv)
 		{nullptr, 0, nullptr, 0},
 	};
 	RegOptions o;
-	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, COMMON_SHORTOPTS "s:n:", longopts,
-				nullptr)) != -1) {
-		if (c == 'h') {
-			reg_usage(stdout);
-			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
-		}
-		if (common_option(c, o.common))
-			continue;
-		std::string arg = optarg ? optarg : "";
+	auto on_option = [&](int c, const std::string &arg) {
 		switch (c) {
-		case 's': {
-			auto v = rv::bench::parse_size_list(arg);
-			if (!v)
-				throw UsageError("invalid --sizes '" + arg + "'");
-			o.sizes = *v;
+		case 's':
+			o.sizes = size_list_arg(arg);
 			break;
-		}
-		case 'n': {
-			auto v = rv::bench::parse_count(arg);
-			if (!v)
-				throw UsageError("invalid --iters '" + arg + "'");
-			o.iters = *v;
+		case 'n':
+			o.iters = count_arg("--iters", arg);
 			break;
-		}
-		case opt_miss_iters: {
-			auto v = rv::bench::parse_count(arg);
-			if (!v)
-				throw UsageError("invalid --miss-iters '" + arg + "'");
-			o.miss_iters = *v;
+		case opt_miss_iters:
+			o.miss_iters = count_arg("--miss-iters", arg);
 			break;
-		}
-		case opt_warmup: {
-			auto v = rv::bench::parse_count(arg, 0);
-			if (!v)
-				throw UsageError("invalid --warmup '" + arg + "'");
-			o.warmup = *v;
+		case opt_warmup:
+			o.warmup = count_arg("--warmup", arg, 0);
 			break;
-		}
-		case opt_max_seconds: {
-			char *end = nullptr;
-			double v = std::strtod(arg.c_str(), &end);
-			if (arg.empty() || *end || !(v > 0) || !std::isfinite(v))
-				throw UsageError("invalid --max-seconds '" + arg + "'");
-			o.max_seconds = v;
+		case opt_max_seconds:
+			o.max_seconds = seconds_arg("--max-seconds", arg);
 			break;
-		}
-		case opt_cache_mb: {
-			auto v = rv::bench::parse_count(arg, 1, 1048576);
-			if (!v)
-				throw UsageError("invalid --cache-mb '" + arg + "'");
-			o.cache_mb = static_cast<std::uint32_t>(*v);
+		case opt_cache_mb:
+			o.cache_mb = static_cast<std::uint32_t>(
+				count_arg("--cache-mb", arg, 1, 1048576));
 			break;
-		}
 		case opt_miss_method:
 			if (arg == "evict")
 				o.miss_method = MissMethod::evict;
@@ -339,10 +368,8 @@ RegOptions parse_reg(int argc, char **argv)
 		default:
 			bad_option(c, argv);
 		}
-	}
-	if (optind < argc)
-		throw UsageError(std::string("unexpected argument '") +
-				 argv[optind] + "'");
+	};
+	parse_options(argc, argv, "s:n:", longopts, reg_usage, o.common, on_option);
 	return o;
 }
 
@@ -894,7 +921,6 @@ TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
 	o.test = test;
 	o.sizes = default_sizes(test);
 	bool loopback_threads = false;
-	int c;
 
 	auto set_kind = [&](Endpoint::Kind k) {
 		if (o.ep.kind != Endpoint::Kind::unset && o.ep.kind != k)
@@ -908,31 +934,7 @@ TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
 					 (bw ? "bw" : "lat"));
 	};
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, COMMON_SHORTOPTS "s:n:", longopts,
-				nullptr)) != -1) {
-		if (c == 'h') {
-			transfer_usage(stdout, test);
-			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
-		}
-		if (common_option(c, o.common))
-			continue;
-		std::string arg = optarg ? optarg : "";
-		auto count = [&](const char *what, std::uint64_t min, std::uint64_t max) {
-			auto v = rv::bench::parse_count(arg, min, max);
-			if (!v)
-				throw UsageError(std::string("invalid ") + what + " '" +
-						 arg + "'");
-			return *v;
-		};
-		auto size = [&](const char *what) {
-			auto v = rv::bench::parse_size(arg);
-			if (!v)
-				throw UsageError(std::string("invalid ") + what + " '" +
-						 arg + "'");
-			return *v;
-		};
+	auto on_option = [&](int c, const std::string &arg) {
 		switch (c) {
 		case opt_listen: {
 			auto hp = rv::bench::oob::parse_host_port(arg);
@@ -976,45 +978,35 @@ TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
 		case opt_loopback_threads:
 			loopback_threads = true;
 			break;
-		case 's': {
-			auto v = rv::bench::parse_size_list(arg);
-			if (!v)
-				throw UsageError("invalid --sizes '" + arg + "'");
-			for (auto s : *v)
+		case 's':
+			o.sizes = size_list_arg(arg);
+			for (auto s : o.sizes)
 				if (s > (1ULL << 30))
 					throw UsageError("--sizes: at most 1G");
-			o.sizes = *v;
 			break;
-		}
 		case 'n':
-			o.iters = count("--iters", 1, UINT64_MAX);
+			o.iters = count_arg("--iters", arg);
 			break;
 		case opt_bytes:
 			only(bw, "--bytes");
-			o.bytes = size("--bytes");
+			o.bytes = size_arg("--bytes", arg);
 			break;
 		case opt_lat_warmup:
 			only(!bw, "--warmup");
-			o.warmup = count("--warmup", 0, UINT64_MAX);
+			o.warmup = count_arg("--warmup", arg, 0);
 			break;
 		case opt_window:
 			only(bw, "--window");
 			o.window = static_cast<std::uint32_t>(
-				count("--window", 1, rv::bench::max_window));
+				count_arg("--window", arg, 1, rv::bench::max_window));
 			break;
 		case opt_buffer:
 			only(bw, "--buffer");
-			o.buffer = size("--buffer");
+			o.buffer = size_arg("--buffer", arg);
 			break;
-		case opt_timeout: {
-			char *end = nullptr;
-			double v = std::strtod(arg.c_str(), &end);
-			if (arg.empty() || *end || !(v > 0) || !std::isfinite(v) ||
-			    v > 86400)
-				throw UsageError("invalid --timeout '" + arg + "'");
-			o.timeout_s = v;
+		case opt_timeout:
+			o.timeout_s = seconds_arg("--timeout", arg, 86400);
 			break;
-		}
 		case opt_job_key:
 			o.job_key = parse_job_key(arg);
 			if (!o.job_key)
@@ -1023,15 +1015,15 @@ TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
 			break;
 		case opt_num_conn:
 			o.num_conn = static_cast<std::uint8_t>(
-				count("--num-conn", 1, RV_MAX_NUM_CONN));
+				count_arg("--num-conn", arg, 1, RV_MAX_NUM_CONN));
 			break;
 		case opt_index_bits:
 			o.index_bits = static_cast<std::uint8_t>(
-				count("--index-bits", 1, RV_MAX_INDEX_BITS));
+				count_arg("--index-bits", arg, 1, RV_MAX_INDEX_BITS));
 			break;
 		case opt_mtu: {
 			auto m = rv::ib_mtu_from_bytes(static_cast<unsigned>(
-				count("--mtu", 256, 4096)));
+				count_arg("--mtu", arg, 256, 4096)));
 			if (!m)
 				throw UsageError("invalid --mtu '" + arg +
 						 "' (256, 512, 1024, 2048 or 4096)");
@@ -1040,7 +1032,7 @@ TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
 		}
 		case opt_pkt_lifetime:
 			o.packet_life_time = static_cast<std::uint8_t>(
-				count("--pkt-lifetime", 0, 31));
+				count_arg("--pkt-lifetime", arg, 0, 31));
 			break;
 		case opt_poll:
 			if (arg == "spin")
@@ -1054,10 +1046,9 @@ TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
 		default:
 			bad_option(c, argv);
 		}
-	}
-	if (optind < argc)
-		throw UsageError(std::string("unexpected argument '") +
-				 argv[optind] + "'");
+	};
+	auto usage = [test](std::FILE *f) { transfer_usage(f, test); };
+	parse_options(argc, argv, "s:n:", longopts, usage, o.common, on_option);
 	if (o.ep.kind == Endpoint::Kind::unset)
 		throw UsageError("say --listen, --connect, --loopback-nodes or --loopback");
 	if (loopback_threads) {

@@ -26,6 +26,9 @@ namespace rv {
 
 using Gid = std::array<std::uint8_t, 16>;
 
+// The value of a hex digit, either case; -1 for any other character.
+[[nodiscard]] int hex_digit(char c) noexcept;
+
 // "xxxx:xxxx:xxxx:xxxx:xxxx:xxxx:xxxx:xxxx" (sysfs' format: eight groups
 // of four hex digits, either case) to bytes; nullopt for anything else.
 [[nodiscard]] std::optional<Gid> parse_gid(std::string_view text) noexcept;

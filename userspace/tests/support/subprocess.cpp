@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <string_view>
+#include <utility>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -33,6 +34,29 @@ Pipe make_pipe()
 }
 
 } // namespace
+
+ExitStatus ExitStatus::of(int wait_status) noexcept
+{
+	ExitStatus s;
+
+	if (WIFEXITED(wait_status)) {
+		s.exited = true;
+		s.exit_code = WEXITSTATUS(wait_status);
+	} else if (WIFSIGNALED(wait_status)) {
+		s.signal = WTERMSIG(wait_status);
+	}
+	return s;
+}
+
+ExitStatus wait_exit(pid_t pid)
+{
+	int status;
+
+	while (::waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			throw_errno("waitpid");
+	return ExitStatus::of(status);
+}
 
 ProcessResult run_process(const std::vector<std::string> &argv,
 			  const std::vector<std::string> &extra_env)
@@ -83,10 +107,10 @@ ProcessResult run_process(const std::vector<std::string> &argv,
 	out.write.reset();
 	err.write.reset();
 
-	ProcessResult result;
+	std::string out_text, err_text;
 	std::array<pollfd, 2> pfds{{{out.read.get(), POLLIN, 0},
 				    {err.read.get(), POLLIN, 0}}};
-	std::array<std::string *, 2> sinks{&result.out, &result.err};
+	std::array<std::string *, 2> sinks{&out_text, &err_text};
 	int open_count = 2;
 
 	while (open_count > 0) {
@@ -111,18 +135,7 @@ ProcessResult run_process(const std::vector<std::string> &argv,
 		}
 	}
 
-	int status;
-	while (::waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			throw_errno("waitpid");
-
-	if (WIFEXITED(status)) {
-		result.exited = true;
-		result.exit_code = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		result.signal = WTERMSIG(status);
-	}
-	return result;
+	return {wait_exit(pid), std::move(out_text), std::move(err_text)};
 }
 
 } // namespace rv::test

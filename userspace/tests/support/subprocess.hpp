@@ -7,12 +7,27 @@
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 namespace rv::test {
 
-struct ProcessResult {
+// How a child process ended.
+struct ExitStatus {
 	bool exited = false;	// exited normally (else killed by a signal)
 	int exit_code = -1;	// valid if exited
 	int signal = 0;		// valid if !exited
+
+	// From a waitpid() status.
+	[[nodiscard]] static ExitStatus of(int wait_status) noexcept;
+	// Exited with 0.
+	[[nodiscard]] bool ok() const noexcept { return exited && exit_code == 0; }
+};
+
+// Waits for child pid to end (waitpid, EINTR retried); throws
+// std::system_error if waitpid fails.
+[[nodiscard]] ExitStatus wait_exit(pid_t pid);
+
+struct ProcessResult : ExitStatus {
 	std::string out;	// everything written to stdout
 	std::string err;	// everything written to stderr
 };

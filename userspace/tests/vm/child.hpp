@@ -10,22 +10,20 @@
 #include <type_traits>
 
 #include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rv/error.hpp>
 #include <rv/unique_fd.hpp>
 
+#include "../support/subprocess.hpp"
+
 namespace rv::test {
 
 template <typename Report>
-struct ChildOutcome {
-	bool exited = false;	// normal exit (else killed by signal)
-	int exit_code = -1;
-	int signal = 0;
+struct ChildOutcome : ExitStatus {
 	std::optional<Report> report;	// what the child sent, if it did
 
-	[[nodiscard]] bool ok() const { return exited && !exit_code && report; }
+	[[nodiscard]] bool ok() const { return ExitStatus::ok() && report; }
 };
 
 enum : int {
@@ -67,7 +65,7 @@ ChildOutcome<Report> run_in_child(F &&f)
 	}
 	wr.reset();
 
-	ChildOutcome<Report> out;
+	std::optional<Report> report;
 	Report r{};
 	std::size_t got = 0;
 	while (got < sizeof(r)) {
@@ -80,19 +78,8 @@ ChildOutcome<Report> run_in_child(F &&f)
 		got += static_cast<std::size_t>(n);
 	}
 	if (got == sizeof(r))
-		out.report = r;
-
-	int status = 0;
-	while (::waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			rv::throw_errno("waitpid");
-	if (WIFEXITED(status)) {
-		out.exited = true;
-		out.exit_code = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		out.signal = WTERMSIG(status);
-	}
-	return out;
+		report = r;
+	return {wait_exit(pid), report};
 }
 
 } // namespace rv::test

@@ -331,16 +331,23 @@ std::vector<rv::Event> Side::drain()
 	return out;
 }
 
-std::vector<rv::Event> Side::wait_events(std::size_t n, milliseconds timeout)
+std::vector<rv::Event> Side::wait_events(std::size_t n, milliseconds timeout,
+					 milliseconds linger)
 {
 	std::vector<rv::Event> out;
+	auto push = [&](const rv::Event &e) { out.push_back(e); };
 	auto end = clock::now() + timeout;
 	for (;;) {
-		ring_.drain([&](const rv::Event &e) { out.push_back(e); });
+		ring_.drain(push);
 		if (out.size() >= n || clock::now() >= end)
-			return out;
+			break;
 		std::this_thread::sleep_for(milliseconds(1));
 	}
+	if (linger.count() > 0) {
+		std::this_thread::sleep_for(linger);
+		ring_.drain(push);
+	}
+	return out;
 }
 
 std::string to_string(const rv::ConnStats &s)
@@ -535,15 +542,15 @@ std::string Peer::Status::str() const
 	if (timed_out)
 		return "timed out (killed)";
 	if (exited)
-		return "exit " + std::to_string(code);
+		return "exit " + std::to_string(exit_code);
 	return "signal " + std::to_string(signal);
 }
 
 Peer::Status Peer::wait(milliseconds timeout)
 {
-	Status s;
 	if (pid_ <= 0)
-		return s;
+		return {};
+	bool timed_out = false;
 	auto end = clock::now() + timeout;
 	int st = 0;
 	for (;;) {
@@ -553,7 +560,7 @@ Peer::Status Peer::wait(milliseconds timeout)
 		if (r < 0 && errno != EINTR)
 			rv::throw_errno("waitpid");
 		if (clock::now() >= end) {
-			s.timed_out = true;
+			timed_out = true;
 			::kill(pid_, SIGKILL);
 			while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
 			}
@@ -562,13 +569,7 @@ Peer::Status Peer::wait(milliseconds timeout)
 		std::this_thread::sleep_for(milliseconds(5));
 	}
 	pid_ = -1;
-	if (WIFEXITED(st)) {
-		s.exited = true;
-		s.code = WEXITSTATUS(st);
-	} else if (WIFSIGNALED(st)) {
-		s.signal = WTERMSIG(st);
-	}
-	return s;
+	return {ExitStatus::of(st), timed_out};
 }
 
 // ------------------------------------------------------------ data

@@ -41,6 +41,7 @@
 #include <rv/unique_fd.hpp>
 #include <rv/uapi.hpp>
 
+#include "../support/subprocess.hpp"
 #include "vm_env.hpp"
 
 namespace rv::test {
@@ -155,8 +156,11 @@ public:
 
 	// Every event in the ring now.
 	std::vector<rv::Event> drain();
-	// Events until n arrived or timeout; returns what arrived.
-	std::vector<rv::Event> wait_events(std::size_t n, milliseconds timeout);
+	// Events until n arrived or timeout, then those that come within
+	// linger more (ones that should not: a duplicate, a stray
+	// completion); returns what arrived.
+	std::vector<rv::Event> wait_events(std::size_t n, milliseconds timeout,
+					   milliseconds linger = milliseconds(0));
 
 private:
 	Node local_;
@@ -275,12 +279,8 @@ public:
 
 	void kill(int sig) const;
 	// Waits for the exit; SIGKILLs it after timeout (timed_out).
-	struct Status {
-		bool exited = false;
-		int code = -1;
-		int signal = 0;
+	struct Status : ExitStatus {
 		bool timed_out = false;
-		[[nodiscard]] bool ok() const { return exited && code == 0; }
 		[[nodiscard]] std::string str() const;
 	};
 	Status wait(milliseconds timeout);

@@ -194,14 +194,7 @@ Node local_node(const Opts &o)
 		if (!ip)
 			usage("--ip: bad address");
 	}
-	rv::RoceGid g = sysfs.find_roce_v2_ipv4_gid(o.dev, 1, ip);
-	Node n;
-	n.dev = o.dev;
-	n.netdev = g.netdev;
-	n.ip = g.ipv4;
-	n.gid_index = g.index;
-	n.gid = g.gid;
-	return n;
+	return roce_node(o.dev, sysfs.find_roce_v2_ipv4_gid(o.dev, 1, ip));
 }
 
 Node peer_node(const Opts &o)

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -215,6 +216,31 @@ void check_loss(const LossLog &log, const SideConfig &cfg)
 	}
 }
 
+// The peer lost with writes in flight: lossy_peer on there, this side
+// on here writing to it until lose(child) takes the peer away (what: "the
+// kill", ...); checks that writes went through before and what this side
+// saw. Returns the peer.
+Peer lose_peer(const Node &here, const Node &there, const char *what,
+	       const std::function<void(Peer &)> &lose)
+{
+	const rv::JobKey key = rv::random_job_key();
+	SideConfig cfg;
+	cfg.reconnect_timeout = 5;
+	Peer child([&](Channel &ch) { return lossy_peer(ch, there, here, key, cfg); });
+	Side me(here, there, key, cfg);
+	me.create_and_connect(seconds(120));
+	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
+	const std::uint64_t rx = rcvd_pkts(there.dev);
+
+	LossLog log = watch_loss(
+		me, peer, [&] { lose(child); }, seconds(1),
+		seconds(cfg.reconnect_timeout + 60));
+	EXPECT_GT(rcvd_pkts(there.dev), rx) << "no write reached " << there.dev;
+	EXPECT_GT(log.cqe_ok, 0u) << "no write succeeded before " << what;
+	check_loss(log, cfg);
+	return child;
+}
+
 } // namespace
 
 // The process on node 1 (the client) is killed with writes in flight;
@@ -223,26 +249,11 @@ TEST(ConnFault, PeerProcessKilled)
 {
 	RV_NODE_OR_SKIP(n0, 0);
 	RV_NODE_OR_SKIP(n1, 1);
-	const rv::JobKey key = rv::random_job_key();
-	SideConfig cfg;
-	cfg.reconnect_timeout = 5;
-	Peer child([&](Channel &ch) { return lossy_peer(ch, n1, n0, key, cfg); });
-	Side me(n0, n1, key, cfg);
-	me.create_and_connect(seconds(120));
-	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
-	const std::uint64_t rx1 = rcvd_pkts(n1.dev);
-
-	LossLog log = watch_loss(
-		me, peer,
-		[&] {
-			child.kill(SIGKILL);
-			Peer::Status st = child.wait(seconds(30));
-			EXPECT_EQ(st.signal, SIGKILL) << st.str();
-		},
-		seconds(1), seconds(cfg.reconnect_timeout + 60));
-	EXPECT_GT(rcvd_pkts(n1.dev), rx1) << "no write reached " << n1.dev;
-	EXPECT_GT(log.cqe_ok, 0u) << "no write succeeded before the kill";
-	check_loss(log, cfg);
+	lose_peer(n0, n1, "the kill", [](Peer &p) {
+		p.kill(SIGKILL);
+		Peer::Status st = p.wait(seconds(30));
+		EXPECT_EQ(st.signal, SIGKILL) << st.str();
+	});
 }
 
 // The process on node 0 (the server) closes its file with writes in
@@ -252,26 +263,10 @@ TEST(ConnFault, PeerClosesItsFile)
 {
 	RV_NODE_OR_SKIP(n0, 0);
 	RV_NODE_OR_SKIP(n1, 1);
-	const rv::JobKey key = rv::random_job_key();
-	SideConfig cfg;
-	cfg.reconnect_timeout = 5;
-	Peer child([&](Channel &ch) { return lossy_peer(ch, n0, n1, key, cfg); });
-	Side me(n1, n0, key, cfg);
-	me.create_and_connect(seconds(120));
-	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
-	const std::uint64_t rx0 = rcvd_pkts(n0.dev);
-
-	LossLog log = watch_loss(
-		me, peer,
-		[&] {
-			child.chan().send(msg_user + 1);
-			child.chan().expect(msg_ready, seconds(60));
-		},
-		seconds(1), seconds(cfg.reconnect_timeout + 60));
-	EXPECT_GT(rcvd_pkts(n0.dev), rx0) << "no write reached " << n0.dev;
-	EXPECT_GT(log.cqe_ok, 0u) << "no write succeeded before the close";
-	check_loss(log, cfg);
-
+	Peer child = lose_peer(n1, n0, "the close", [](Peer &p) {
+		p.chan().send(msg_user + 1);
+		p.chan().expect(msg_ready, seconds(60));
+	});
 	child.chan().send(msg_fin);
 	EXPECT_TRUE(child.wait(seconds(30)).ok());
 }

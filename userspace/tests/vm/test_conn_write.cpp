@@ -86,27 +86,39 @@ struct RecvCheck {
 	rv::ConnStats cs;
 };
 
-// The receiving side of Basic: connect, register piece_buf, tell the
-// sender, wait for the n_pieces writes and check them.
+// The receiving side of a test: connected, with piece_buf registered for
+// the sender's writes and the sender told where it is (msg_user: BufInfo).
+struct Receiver {
+	Receiver(Channel &ch, const Node &local, const Node &remote,
+		 const rv::JobKey &key)
+		: s(local, remote, key)
+	{
+		s.connect();
+		buf = shared_buffer(piece_buf);
+		mr = s.dev().reg_mem(buf.data(), buf.size(), rv::access::psm3_recv);
+		if (!s.conn().wait_connected(seconds(120)))
+			throw std::runtime_error("receiver not connected");
+		ch.send(msg_user, BufInfo{buf.addr(), buf.size(), mr.rkey(),
+					  s.attach().rv_index, s.conn().conn_handle()});
+	}
+
+	Side s;
+	rv::Mapping buf;
+	rv::MemoryRegion mr;
+};
+
+// The receiving side of Basic: a Receiver that waits for the n_pieces
+// writes and checks them.
 int basic_receiver(Channel &ch, const Node &local, const Node &remote,
 		   const rv::JobKey &key)
 {
-	Side s(local, remote, key);
-	s.connect();
-	rv::Mapping buf = shared_buffer(piece_buf);
-	rv::MemoryRegion mr = s.dev().reg_mem(buf.data(), buf.size(),
-					      rv::access::psm3_recv);
-	if (!s.conn().wait_connected(seconds(120)))
-		throw std::runtime_error("receiver not connected");
-	ch.send(msg_user, BufInfo{buf.addr(), buf.size(), mr.rkey(),
-				  s.attach().rv_index, s.conn().conn_handle()});
+	Receiver me(ch, local, remote, key);
+	Side &s = me.s;
 
 	RecvCheck r{};
-	std::vector<rv::Event> evs = s.wait_events(n_pieces, seconds(60));
 	// Anything more would be a duplicate.
-	std::this_thread::sleep_for(milliseconds(300));
-	for (const rv::Event &e : s.drain())
-		evs.push_back(e);
+	std::vector<rv::Event> evs = s.wait_events(n_pieces, seconds(60),
+						   milliseconds(300));
 	std::set<std::uint32_t> seen;
 	for (const rv::Event &e : evs) {
 		r.events++;
@@ -122,7 +134,7 @@ int basic_receiver(Channel &ch, const Node &local, const Node &remote,
 			r.bad_fields++;
 			continue;
 		}
-		if (check_pattern(buf.bytes() + pieces[i].dst_off, pieces[i].len,
+		if (check_pattern(me.buf.bytes() + pieces[i].dst_off, pieces[i].len,
 				  piece_key(i))) {
 			if (!r.bad_fields && !r.bad_data)
 				r.first_bad = e;
@@ -188,10 +200,8 @@ TEST_P(ConnWriteDir, Basic)
 		EXPECT_EQ(r.conn_count, me.conn().conn_count(r.sconn_index));
 	}
 
-	std::vector<rv::Event> evs = me.wait_events(n_pieces, seconds(60));
-	std::this_thread::sleep_for(milliseconds(300));
-	for (const rv::Event &e : me.drain())
-		evs.push_back(e);
+	std::vector<rv::Event> evs = me.wait_events(n_pieces, seconds(60),
+						    milliseconds(300));
 	std::string got;
 	for (const rv::Event &e : evs)
 		got += " [" + to_string(e) + "]";
@@ -261,23 +271,15 @@ INSTANTIATE_TEST_SUITE_P(ConnWrite, ConnWriteDir, testing::Values(0, 1),
 
 namespace {
 
-// A connected peer that registers piece_buf, sends BufInfo and waits for
-// msg_fin; reports the events it got (msg_user + 1: a count).
+// A Receiver that waits for msg_fin; reports the events it got (msg_u64:
+// a count).
 int idle_receiver(Channel &ch, const Node &local, const Node &remote,
 		  const rv::JobKey &key)
 {
-	Side s(local, remote, key);
-	s.connect();
-	rv::Mapping buf = shared_buffer(piece_buf);
-	rv::MemoryRegion mr = s.dev().reg_mem(buf.data(), buf.size(),
-					      rv::access::psm3_recv);
-	if (!s.conn().wait_connected(seconds(120)))
-		throw std::runtime_error("receiver not connected");
-	ch.send(msg_user, BufInfo{buf.addr(), buf.size(), mr.rkey(),
-				  s.attach().rv_index, s.conn().conn_handle()});
+	Receiver me(ch, local, remote, key);
 	ch.expect(msg_fin, seconds(300));
 	std::this_thread::sleep_for(milliseconds(200));
-	std::uint64_t n = s.drain().size();
+	std::uint64_t n = me.s.drain().size();
 	ch.send(msg_u64, n);
 	return 0;
 }
@@ -372,10 +374,8 @@ TEST(ConnWrite, PostValidation)
 	}
 
 	// None of them was posted: no completion, no stats.
-	std::vector<rv::Event> stray = me.wait_events(accepted, seconds(30));
-	std::this_thread::sleep_for(milliseconds(300));
-	for (const rv::Event &e : me.drain())
-		stray.push_back(e);
+	std::vector<rv::Event> stray = me.wait_events(accepted, seconds(30),
+						      milliseconds(300));
 	EXPECT_EQ(stray.size(), accepted);
 	EXPECT_EQ(me.conn().stats().post_write, accepted);
 
@@ -384,10 +384,7 @@ TEST(ConnWrite, PostValidation)
 	rv_post_write_params_out out{};
 	ASSERT_EQ(post_write_errno(me.fd(), w, &out), 0);
 	EXPECT_LT(out.sconn_index, me.num_conn());
-	std::vector<rv::Event> evs = me.wait_events(1, seconds(30));
-	std::this_thread::sleep_for(milliseconds(200));
-	for (const rv::Event &e : me.drain())
-		evs.push_back(e);
+	std::vector<rv::Event> evs = me.wait_events(1, seconds(30), milliseconds(200));
 	ASSERT_EQ(evs.size(), 1u);
 	EXPECT_EQ(evs[0].status, 0) << to_string(evs[0]);
 	EXPECT_EQ(evs[0].wr_id, 42u);
@@ -444,10 +441,7 @@ TEST(ConnWrite, StaleMrEinval)
 	w.mr = &fresh.info();
 	w.wr_id = 3;
 	EXPECT_EQ(me.conn().try_post_write(w, pr), 0);
-	std::vector<rv::Event> evs = me.wait_events(1, seconds(30));
-	std::this_thread::sleep_for(milliseconds(200));
-	for (const rv::Event &e : me.drain())
-		evs.push_back(e);
+	std::vector<rv::Event> evs = me.wait_events(1, seconds(30), milliseconds(200));
 	ASSERT_EQ(evs.size(), 1u);
 	EXPECT_EQ(evs[0].wr_id, 3u);
 	EXPECT_EQ(evs[0].status, 0);

@@ -49,6 +49,17 @@ int ioctl_errno(int fd, unsigned long request, void *arg)
 	return 0;
 }
 
+Node roce_node(const std::string &dev, const rv::RoceGid &g)
+{
+	Node n;
+	n.dev = dev;
+	n.netdev = g.netdev;
+	n.ip = g.ipv4;
+	n.gid_index = g.index;
+	n.gid = g.gid;
+	return n;
+}
+
 namespace {
 
 std::vector<std::string> words(const char *env_name)
@@ -77,15 +88,8 @@ std::vector<Node> discover_nodes()
 		// Not on the bench: every device with a RoCE v2 IPv4 GID.
 		for (const auto &d : sysfs.devices()) {
 			auto gids = sysfs.roce_v2_ipv4_gids(d, 1);
-			if (gids.empty())
-				continue;
-			Node n;
-			n.dev = d;
-			n.netdev = gids.front().netdev;
-			n.ip = gids.front().ipv4;
-			n.gid_index = gids.front().index;
-			n.gid = gids.front().gid;
-			out.push_back(n);
+			if (!gids.empty())
+				out.push_back(roce_node(d, gids.front()));
 		}
 		return out;
 	}

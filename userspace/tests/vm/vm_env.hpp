@@ -41,6 +41,9 @@ struct Node {
 	rv::Gid gid{};			// ::ffff:ip
 };
 
+// The node of device dev whose port 1 has the RoCE v2 GID g.
+[[nodiscard]] Node roce_node(const std::string &dev, const rv::RoceGid &g);
+
 // The nodes, from the environment or sysfs (see above).
 [[nodiscard]] const std::vector<Node> &nodes();
 // Node i, or nullopt if there are fewer.

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <rv/error.hpp>
+#include <rv/rdma_sysfs.hpp>
 
 namespace rv::bench::oob {
 
@@ -392,18 +393,9 @@ std::optional<std::vector<std::uint8_t>> from_hex(std::string_view s)
 {
 	if (s.size() % 2)
 		return std::nullopt;
-	auto nibble = [](char c) -> int {
-		if (c >= '0' && c <= '9')
-			return c - '0';
-		if (c >= 'a' && c <= 'f')
-			return c - 'a' + 10;
-		if (c >= 'A' && c <= 'F')
-			return c - 'A' + 10;
-		return -1;
-	};
 	std::vector<std::uint8_t> out;
 	for (std::size_t i = 0; i < s.size(); i += 2) {
-		int hi = nibble(s[i]), lo = nibble(s[i + 1]);
+		int hi = rv::hex_digit(s[i]), lo = rv::hex_digit(s[i + 1]);
 		if (hi < 0 || lo < 0)
 			return std::nullopt;
 		out.push_back(static_cast<std::uint8_t>(hi << 4 | lo));

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include <sched.h>
@@ -368,7 +369,7 @@ private:
 	std::uint64_t progress_ = 0, seen_ = 0, idle_ = 0;
 };
 
-[[noreturn]] void bad_status(const Event &ev, const char *what)
+[[noreturn]] void bad_status(const Event &ev, std::string_view what)
 {
 	throw std::runtime_error(std::string(what) + " completed with status " +
 				 std::to_string(ev.status) + " (enum ib_wc_status)");
@@ -605,92 +606,165 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 
 // --- lat ----------------------------------------------------------------
 
+// One end of a lat phase. Message i goes from slot i % 2 of the send
+// buffer to slot i % 2 of the peer's receive buffer: two slots, so that
+// message i can be stamped while the write of message i - 1 may still
+// be completing. The ping end sends message i and then waits for the
+// peer's, the pong end the other way round.
+class LatEnd {
+public:
+	LatEnd(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t total,
+	       bool ping)
+		: n_(n), size_(size), total_(total), chk_(size), bits_(n.in_bits()),
+		  out_(ping ? "ping" : "pong"), in_(ping ? "pong" : "ping"),
+		  wd_(n.cfg(), s, [this] {
+			  return "lat size " + std::to_string(size_) + ": waiting for " +
+				 in_ + " " + std::to_string(i_) + " of " +
+				 std::to_string(total_);
+		  })
+	{
+		for (std::uint64_t k = 0; k < 2; k++)
+			pattern_fill(n.tx() + k * size, size, k);
+	}
+	LatEnd(const LatEnd &) = delete;
+	LatEnd &operator=(const LatEnd &) = delete;
+
+	// The message this end is at; done() past the last one.
+	[[nodiscard]] std::uint64_t seq() const noexcept { return i_; }
+	[[nodiscard]] bool done() const noexcept { return i_ >= total_; }
+
+	// Stamps message seq() into its slot once the slot's last write
+	// completed and posts it; the time of the post.
+	std::uint64_t send()
+	{
+		const std::uint64_t slot = i_ % 2;
+		while (busy_[slot])
+			poll();
+		pattern_stamp(n_.tx() + slot * size_, size_, i_);
+		const std::uint64_t t = now_ns();
+		post_retrying(n_, c_, wd_, [this](const Event &ev) { on_event(ev); },
+			      slot * size_, slot * size_, size_, i_,
+			      static_cast<std::uint32_t>(i_));
+		busy_[slot] = 1;
+		return t;
+	}
+
+	// Waits for message seq() of the peer; the time it came.
+	std::uint64_t receive()
+	{
+		while (!got_)
+			poll();
+		got_ = false;
+		return t_got_;
+	}
+
+	// Checks the data of message seq() of the peer; on to the next.
+	void next()
+	{
+		verified_++;
+		if (auto off = chk_.check(n_.rx() + (i_ % 2) * size_, i_))
+			mismatch(describe_mismatch(size_, i_, *off));
+		i_++;
+	}
+
+	// Waits for the writes still in flight.
+	void drain()
+	{
+		while (busy_[0] || busy_[1])
+			poll();
+	}
+
+	[[nodiscard]] std::uint64_t verified() const noexcept { return verified_; }
+	[[nodiscard]] std::uint64_t mismatches() const noexcept { return mismatches_; }
+	[[nodiscard]] const std::string &first_mismatch() const noexcept { return first_; }
+	[[nodiscard]] const Counters &counters() const noexcept { return c_; }
+
+private:
+	void poll()
+	{
+		if (!n_.poll(c_, [this](const Event &ev) { on_event(ev); }))
+			wd_.idle();
+	}
+
+	void mismatch(std::string what)
+	{
+		if (!mismatches_++)
+			first_ = std::move(what);
+	}
+
+	void on_event(const Event &ev)
+	{
+		wd_.progress();
+		if (ev.event_type == RV_WC_RDMA_WRITE) {
+			if (ev.status)
+				bad_status(ev, std::string("a ") + out_);
+			busy_[ev.wr_id % 2] = 0;
+			return;
+		}
+		if (ev.event_type != RV_WC_RECV_RDMA_WITH_IMM)
+			return;
+		t_got_ = now_ns();
+		if (ev.status)
+			bad_status(ev, std::string("a ") + in_);
+		const std::uint64_t seq = seq_nearest(
+			i_, immed_payload(ev.imm_data, 32 - bits_), bits_);
+		if (seq != i_ || got_) {
+			mismatch(describe_mismatch(size_, seq, 0,
+						   "unexpected sequence number"));
+			return;
+		}
+		if (ev.byte_len != size_)
+			mismatch(describe_mismatch(size_, seq, 0, "wrong byte_len"));
+		got_ = true;
+	}
+
+	Node &n_;
+	const std::uint64_t size_, total_;
+	const PatternChecker chk_;
+	const std::uint32_t bits_;
+	const char *const out_, *const in_;	// "ping", "pong"
+	std::uint8_t busy_[2] = {0, 0};
+	std::uint64_t i_ = 0, t_got_ = 0;
+	bool got_ = false;
+	std::uint64_t verified_ = 0, mismatches_ = 0;
+	std::string first_;
+	Counters c_;
+	Watchdog wd_;
+};
+
 LatResult lat_ping(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t count,
 		   std::uint64_t warmup)
 {
 	const milliseconds to = timeout_of(n.cfg());
-	const PatternChecker chk(size);
-	const std::uint32_t bits = n.in_bits();
-	const std::uint64_t total = warmup + count;
 	LatResult r;
 	r.size = size;
 	r.iters = count;
 	r.warmup = warmup;
 
-	for (std::uint64_t i = 0; i < 2; i++)
-		pattern_fill(n.tx() + i * size, size, i);
 	oob::Message phase{"PHASE", {}};
 	phase.set("test", "lat").set("size", size).set("count", count).set("warmup", warmup);
 	s.send(phase);
 	(void)s.expect("READY", to);
 
-	std::uint8_t busy[2] = {0, 0};
-	std::uint64_t i = 0, t1 = 0;
-	bool got = false;
+	LatEnd e(n, s, size, warmup + count, true);
 	std::vector<std::uint64_t> samples;
 	samples.reserve(count);
-	Counters c;
-	Watchdog wd(n.cfg(), s, [&] {
-		return "lat size " + std::to_string(size) + ": waiting for pong " +
-		       std::to_string(i) + " of " + std::to_string(total);
-	});
-	auto mismatch = [&](std::string what) {
-		if (!r.mismatches++)
-			r.first_mismatch = std::move(what);
-	};
-	auto on_event = [&](const Event &ev) {
-		wd.progress();
-		if (ev.event_type == RV_WC_RDMA_WRITE) {
-			if (ev.status)
-				bad_status(ev, "a ping");
-			busy[ev.wr_id % 2] = 0;
-			return;
-		}
-		if (ev.event_type != RV_WC_RECV_RDMA_WITH_IMM)
-			return;
-		t1 = now_ns();
-		if (ev.status)
-			bad_status(ev, "a pong");
-		const std::uint64_t seq = seq_nearest(
-			i, immed_payload(ev.imm_data, 32 - bits), bits);
-		if (seq != i || got) {
-			mismatch(describe_mismatch(size, seq, 0,
-						   "unexpected sequence number"));
-			return;
-		}
-		if (ev.byte_len != size)
-			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
-		got = true;
-	};
-
-	for (i = 0; i < total; i++) {
-		const std::uint64_t slot = i % 2;
-		while (busy[slot])
-			if (!n.poll(c, on_event))
-				wd.idle();
-		pattern_stamp(n.tx() + slot * size, size, i);
-		got = false;
-		const std::uint64_t t0 = now_ns();
-		post_retrying(n, c, wd, on_event, slot * size, slot * size, size, i,
-			      static_cast<std::uint32_t>(i));
-		busy[slot] = 1;
-		while (!got)
-			if (!n.poll(c, on_event))
-				wd.idle();
-		if (i >= warmup)
+	while (!e.done()) {
+		const std::uint64_t t0 = e.send();
+		const std::uint64_t t1 = e.receive();
+		if (e.seq() >= warmup)
 			samples.push_back((t1 - t0) / 2);
-		r.verified++;
-		if (auto off = chk.check(n.rx() + slot * size, i))
-			mismatch(describe_mismatch(size, i, *off));
+		e.next();
 	}
-	while (busy[0] || busy[1])
-		if (!n.poll(c, on_event))
-			wd.idle();
+	e.drain();
 
 	r.half_rtt = summarize(std::move(samples));
-	r.post_retries = c.post_retries;
-	r.polls = c.polls;
-	r.empty_polls = c.empty_polls;
+	r.verified = e.verified();
+	r.mismatches = e.mismatches();
+	r.first_mismatch = e.first_mismatch();
+	r.post_retries = e.counters().post_retries;
+	r.polls = e.counters().polls;
+	r.empty_polls = e.counters().empty_polls;
 	oob::Message d = s.expect("DONE", to);
 	r.peer_verified = d.get_u64("verified");
 	r.peer_mismatches = d.get_u64("mismatches");
@@ -708,79 +782,25 @@ std::pair<std::uint64_t, std::uint64_t> lat_pong(Node &n, oob::Socket &s,
 	const std::uint64_t total = phase.get_u64("count") + phase.get_u64("warmup");
 	if (!size)
 		throw std::runtime_error("out-of-band PHASE: bad size");
-	const PatternChecker chk(size);
-	const std::uint32_t bits = n.in_bits();
-	std::uint8_t busy[2] = {0, 0};
-	std::uint64_t i = 0, verified = 0, mismatches = 0;
-	bool got = false;
-	std::string first;
-	Counters c;
 
-	for (std::uint64_t k = 0; k < 2; k++)
-		pattern_fill(n.tx() + k * size, size, k);
-	Watchdog wd(n.cfg(), s, [&] {
-		return "lat size " + std::to_string(size) + ": waiting for ping " +
-		       std::to_string(i) + " of " + std::to_string(total);
-	});
-	auto mismatch = [&](std::string what) {
-		if (!mismatches++)
-			first = std::move(what);
-	};
-	auto on_event = [&](const Event &ev) {
-		wd.progress();
-		if (ev.event_type == RV_WC_RDMA_WRITE) {
-			if (ev.status)
-				bad_status(ev, "a pong");
-			busy[ev.wr_id % 2] = 0;
-			return;
-		}
-		if (ev.event_type != RV_WC_RECV_RDMA_WITH_IMM)
-			return;
-		if (ev.status)
-			bad_status(ev, "a ping");
-		const std::uint64_t seq = seq_nearest(
-			i, immed_payload(ev.imm_data, 32 - bits), bits);
-		if (seq != i || got) {
-			mismatch(describe_mismatch(size, seq, 0,
-						   "unexpected sequence number"));
-			return;
-		}
-		if (ev.byte_len != size)
-			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
-		got = true;
-	};
-
+	LatEnd e(n, s, size, total, false);
 	s.send(oob::Message{"READY", {}});
-	for (i = 0; i < total; i++) {
-		const std::uint64_t slot = i % 2;
-		while (!got)
-			if (!n.poll(c, on_event))
-				wd.idle();
-		got = false;
-		while (busy[slot])
-			if (!n.poll(c, on_event))
-				wd.idle();
-		pattern_stamp(n.tx() + slot * size, size, i);
-		post_retrying(n, c, wd, on_event, slot * size, slot * size, size, i,
-			      static_cast<std::uint32_t>(i));
-		busy[slot] = 1;
-		verified++;
-		if (auto off = chk.check(n.rx() + slot * size, i))
-			mismatch(describe_mismatch(size, i, *off));
+	while (!e.done()) {
+		e.receive();
+		e.send();
+		e.next();
 	}
-	while (busy[0] || busy[1])
-		if (!n.poll(c, on_event))
-			wd.idle();
+	e.drain();
 
 	oob::Message d{"DONE", {}};
-	d.set("verified", verified)
-		.set("mismatches", mismatches)
-		.set("polls", c.polls)
-		.set("empty_polls", c.empty_polls);
-	if (!first.empty())
-		d.set("first_mismatch", first);
+	d.set("verified", e.verified())
+		.set("mismatches", e.mismatches())
+		.set("polls", e.counters().polls)
+		.set("empty_polls", e.counters().empty_polls);
+	if (!e.first_mismatch().empty())
+		d.set("first_mismatch", e.first_mismatch());
 	s.send(d);
-	return {verified, mismatches};
+	return {e.verified(), e.mismatches()};
 }
 
 // Runs f; on an exception tells the peer (best effort) and rethrows.
