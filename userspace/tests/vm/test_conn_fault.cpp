@@ -6,7 +6,8 @@
 // its file, with writes in flight (the surviving side sees the connection
 // lost and never hangs; posts fail with EAGAIN or EIO, never EINVAL).
 //
-//   RV_CONN_LINK_TESTS     set: run LinkDownUpMidTransfer (conn.sh does)
+//   RV_CONN_LINK_TESTS     set: run LinkDownUpMidTransfer and
+//                          DeviceRemovedMidTraffic (conn.sh does)
 //   RV_CONN_FLAP_DOWN_MS   how long the link stays down (default 5000)
 //   RV_CONN_FLAP_BYTES     bytes of the transfer (default 160 MiB)
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <set>
@@ -269,4 +271,75 @@ TEST(ConnFault, PeerClosesItsFile)
 	});
 	child.chan().send(msg_fin);
 	EXPECT_TRUE(child.wait(seconds(30)).ok());
+}
+
+// Node 1's RDMA device is removed (rdma link delete) with writes in
+// flight: rv gives up every verbs object of the job at once, so the
+// removal neither hangs nor leaves the kernel anything to warn about;
+// this side's connection has failed for good (posts EIO, CONN_CONNECTED
+// EIO), each post still completes exactly once, and REG_MEM says ENODEV.
+// The device is added again afterwards. Destructive: run by conn.sh.
+TEST(ConnFault, DeviceRemovedMidTraffic)
+{
+	RV_NODE_OR_SKIP(n0, 0);
+	RV_NODE_OR_SKIP(n1, 1);
+	RV_ROOT_OR_SKIP();
+	if (!in_test_vm())
+		GTEST_SKIP() << "removes an RDMA device: only in the test VM (RV_VM=1)";
+	if (!std::getenv("RV_CONN_LINK_TESTS"))
+		GTEST_SKIP() << "set RV_CONN_LINK_TESTS=1 (tools/testing/selftests/rv/conn.sh)";
+	if (n1.netdev.empty())
+		GTEST_SKIP() << n1.dev << ": netdev unknown";
+
+	const rv::JobKey key = rv::random_job_key();
+	SideConfig cfg;
+	cfg.reconnect_timeout = 5;
+	Peer child([&](Channel &ch) { return lossy_peer(ch, n0, n1, key, cfg); });
+	Side me(n1, n0, key, cfg);
+	me.create_and_connect(seconds(120));
+	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
+	rv::Mapping buf = rv::Mapping::anonymous(MiB);
+
+	bool removed = false;
+	LossLog log = watch_loss(
+		me, peer,
+		[&] {
+			run_checked({"rdma", "link", "delete", n1.dev});
+			removed = true;
+		},
+		seconds(1), seconds(60));
+	note("after the removal: " + log.str());
+	ASSERT_TRUE(removed);
+	EXPECT_GT(log.cqe_ok, 0u) << "no write succeeded before the removal";
+	EXPECT_EQ(log.post_other, 0u) << "post failed with " << std::strerror(log.last_other);
+	EXPECT_EQ(log.connected_other_err, 0u) << "CONN_CONNECTED failed with another errno";
+	EXPECT_EQ(log.cqe_unknown, 0u);
+	EXPECT_EQ(log.outstanding_end, 0u) << "posts without a completion";
+	EXPECT_TRUE(log.failed_for_good_s.has_value()) << log.str();
+	EXPECT_EQ(log.final_connected, -1);
+	EXPECT_EQ(log.last_post_err, EIO);
+	EXPECT_EQ(log.final_count_err, EIO);
+	try {
+		rv::MemoryRegion mr = me.dev().reg_mem(buf.data(), buf.size(),
+						       rv::access::psm3_recv);
+		ADD_FAILURE() << "REG_MEM worked without a device";
+	} catch (const std::system_error &e) {
+		EXPECT_EQ(e.code().value(), ENODEV) << e.what();
+	}
+
+	child.chan().send(msg_fin);
+	EXPECT_TRUE(child.wait(seconds(60)).ok());
+
+	// Put the node back for whatever runs next.
+	run_checked({"rdma", "link", "add", n1.dev, "type", "rxe", "netdev", n1.netdev});
+	const std::string state = "/sys/class/infiniband/" + n1.dev + "/ports/1/state";
+	const bool active = wait_until(
+		[&] {
+			std::ifstream f(state);
+			std::string line;
+			return std::getline(f, line) &&
+			       line.find("ACTIVE") != std::string::npos;
+		},
+		milliseconds(10000));
+	EXPECT_TRUE(active) << n1.dev << " did not come back";
 }

@@ -21,6 +21,11 @@
  *
  * Locking order (outermost first). A lock may be taken while holding only
  * locks above it in this list:
+ *   0. rv_job_dev.dev_rwsem - read by every ioctl of an attached process
+ *                            for its whole run; written by the removal of
+ *                            the job's RDMA device, which then frees every
+ *                            verbs object of the job while no ioctl can
+ *                            use one
  *   1. rv_file.lock        - ATTACH and CAPABILITY of one file
  *   2. rv_user.reg_mutex   - REG_MEM and EVICT of one process
  *   3. mm->mmap_lock       - taken by ib_reg_user_mr() and MMU notifier
@@ -54,6 +59,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -121,6 +127,9 @@ struct rv_job_dev {
 	struct ib_cm_id *listen_id;	/* shared by the CM per service id */
 	struct mutex conn_mutex;	/* conns */
 	struct list_head conns;		/* struct rv_conn */
+	struct list_head all;		/* rv_all_jobs, until released */
+	struct rw_semaphore dev_rwsem;	/* see the locking order */
+	bool dead;			/* its device is gone (dev_rwsem) */
 };
 
 /*
@@ -194,9 +203,11 @@ struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
 				    const union ib_gid *sgid, u16 slid,
 				    int *reason);
 void rv_job_put(struct rv_job_dev *jdev);
+void rv_jobs_remove_device(struct rv_device *dev);
 
 /* rv_conn.c */
 void rv_conn_user_exit(struct rv_user *user);
+void rv_conns_kill(struct rv_job_dev *jdev);
 long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_conn_connect(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_conn_connected(const struct rv_ioctl_ctx *ctx);
@@ -217,6 +228,7 @@ long rv_ioctl_get_event_stats(const struct rv_ioctl_ctx *ctx);
 
 /* rv_mr.c */
 int rv_mr_user_init(struct rv_user *user);
+void rv_mr_user_flush(struct rv_user *user);
 void rv_mr_user_exit(struct rv_user *user);
 u32 rv_mr_lkey(struct rv_mr_entry *e);
 void rv_mr_put_io(struct rv_user *user, struct rv_mr_entry *e);

@@ -462,6 +462,8 @@ long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx)
 	u32 handle;
 	int ret;
 
+	if (jdev->dead)
+		return -ENODEV;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
 	ret = rv_conn_check_ah(jdev, &p.in);
@@ -515,6 +517,53 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * The job's device is going (dev_rwsem held for writing): every QP of
+ * every connection fails for good now, its writes in flight complete with
+ * an error status, and nothing of the connections refers to the device
+ * any more. The connections themselves go with their handles.
+ */
+void rv_conns_kill(struct rv_job_dev *jdev)
+{
+	struct rv_conn *conn;
+	bool found;
+	int i;
+
+	do {
+		/* Not under conn_mutex: the CM's REQ handler takes it. */
+		found = false;
+		mutex_lock(&jdev->conn_mutex);
+		list_for_each_entry(conn, &jdev->conns, list) {
+			if (!conn->killed && kref_get_unless_zero(&conn->kref)) {
+				conn->killed = true;
+				found = true;
+				break;
+			}
+		}
+		mutex_unlock(&jdev->conn_mutex);
+		if (!found)
+			break;
+		for (i = 0; i < conn->num_conn; i++) {
+			struct rv_sconn *s = &conn->sconn[i];
+
+			mutex_lock(&s->mutex);
+			if (s->state != RV_SCONN_CLOSING)
+				rv_sconn_fail(s);
+			mutex_unlock(&s->mutex);
+			cancel_delayed_work_sync(&s->work);
+			mutex_lock(&s->mutex);
+			rv_sconn_reset(s);
+			mutex_unlock(&s->mutex);
+		}
+		mutex_lock(&jdev->conn_mutex);
+		if (conn->sgid_attr)
+			rdma_put_gid_attr(conn->sgid_attr);
+		conn->sgid_attr = NULL;
+		mutex_unlock(&jdev->conn_mutex);
+		rv_conn_put(conn);
+	} while (found);
+}
+
 /* Only on release, when no ioctl of the file can run. */
 void rv_conn_user_exit(struct rv_user *user)
 {
@@ -564,6 +613,8 @@ long rv_ioctl_conn_connect(const struct rv_ioctl_ctx *ctx)
 	conn = rv_user_conn(user, in.handle);
 	if (!conn)
 		return -EINVAL;
+	if (jdev->dead)
+		return -ENODEV;
 	ret = rv_check_path(conn, &in.path);
 	if (ret)
 		return ret;

@@ -120,6 +120,7 @@ struct rv_conn {
 	u32 rem_addr;
 
 	bool have_path;			/* under jdev->conn_mutex */
+	bool killed;			/* its device went (conn_mutex) */
 	struct ib_user_path_rec upath;
 	const struct ib_gid_attr *sgid_attr;	/* held once have_path */
 

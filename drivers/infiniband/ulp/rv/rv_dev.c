@@ -73,6 +73,8 @@ static void rv_remove_one(struct ib_device *ib_dev, void *client_data)
 	list_del(&dev->list);
 	mutex_unlock(&rv_devices_lock);
 
+	/* No new attach finds it; the jobs on it give it up now. */
+	rv_jobs_remove_device(dev);
 	dev_dbg(&ib_dev->dev, "rv: removed\n");
 	rv_device_put(dev);
 }

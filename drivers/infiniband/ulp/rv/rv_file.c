@@ -178,12 +178,16 @@ static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 			continue;
 		if (!desc->fn)
 			return -EOPNOTSUPP;
-		if (desc->attached) {
-			ctx.user = rv_file_user(ctx.rf, &err);
-			if (!ctx.user)
-				return err;
-		}
-		return desc->fn(&ctx);
+		if (!desc->attached)
+			return desc->fn(&ctx);
+		ctx.user = rv_file_user(ctx.rf, &err);
+		if (!ctx.user)
+			return err;
+		/* Keeps the job's verbs objects while the handler runs. */
+		down_read(&ctx.user->jdev->dev_rwsem);
+		err = desc->fn(&ctx);
+		up_read(&ctx.user->jdev->dev_rwsem);
+		return err;
 	}
 	return -EINVAL;
 }

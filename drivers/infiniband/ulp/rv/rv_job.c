@@ -16,7 +16,8 @@
 
 #include "rv_conn.h"
 
-static LIST_HEAD(rv_jobs);
+static LIST_HEAD(rv_jobs);		/* jobs with members, found by key */
+static LIST_HEAD(rv_all_jobs);		/* every job-device not yet released */
 static DEFINE_MUTEX(rv_jobs_lock);
 
 #define RV_Q_DEPTH_MIN 16
@@ -41,6 +42,7 @@ static void rv_job_release(struct kref *kref)
 
 	if (!list_empty(&jdev->list))
 		list_del(&jdev->list);
+	list_del(&jdev->all);
 	mutex_unlock(&rv_jobs_lock);
 
 	/* Outside rv_jobs_lock: this waits for the CM's REQ handlers. */
@@ -49,7 +51,8 @@ static void rv_job_release(struct kref *kref)
 	WARN_ON(!list_empty(&jdev->conns));
 	xa_destroy(&jdev->users);
 	mutex_destroy(&jdev->conn_mutex);
-	ib_dealloc_pd(jdev->pd);
+	if (jdev->pd)
+		ib_dealloc_pd(jdev->pd);
 	rv_device_put(jdev->dev);
 	kfree(jdev);
 }
@@ -147,6 +150,7 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	xa_init_flags(&jdev->users, XA_FLAGS_ALLOC);
 	mutex_init(&jdev->conn_mutex);
 	INIT_LIST_HEAD(&jdev->conns);
+	init_rwsem(&jdev->dev_rwsem);
 	ret = rv_cm_listen(jdev);
 	if (ret) {
 		mutex_destroy(&jdev->conn_mutex);
@@ -156,6 +160,7 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 		goto out_put_dev;
 	}
 	list_add_tail(&jdev->list, &rv_jobs);
+	list_add_tail(&jdev->all, &rv_all_jobs);
 	mutex_unlock(&rv_jobs_lock);
 	return jdev;
 
@@ -163,6 +168,69 @@ out_put_dev:
 	mutex_unlock(&rv_jobs_lock);
 	rv_device_put(dev);
 	return jdev;
+}
+
+/*
+ * The device of @jdev is going away: free every verbs object of the job
+ * now, with dev_rwsem held for writing so that no ioctl uses one. Its
+ * connections fail for good (their writes in flight complete with an
+ * error status), its processes' MRs are deregistered, and what is left
+ * is a job-device without a device: its processes get ENODEV (EIO from
+ * POST and the connection ioctls) until they close.
+ */
+static void rv_job_kill(struct rv_job_dev *jdev)
+{
+	struct rv_user *user;
+	unsigned long index;
+
+	down_write(&jdev->dev_rwsem);
+	mutex_lock(&rv_jobs_lock);
+	jdev->dead = true;
+	if (!list_empty(&jdev->list))
+		list_del_init(&jdev->list);
+	mutex_unlock(&rv_jobs_lock);
+
+	rv_conns_kill(jdev);
+	/* Teardown of dropped connections and frees of finished users. */
+	flush_workqueue(rv_wq);
+
+	xa_for_each(&jdev->users, index, user) {
+		if (!kref_get_unless_zero(&user->kref))
+			continue;
+		rv_mr_user_flush(user);
+		rv_user_put(user);
+	}
+	rv_cm_unlisten(jdev);
+	jdev->listen_id = NULL;
+	ib_dealloc_pd(jdev->pd);
+	jdev->pd = NULL;
+	up_write(&jdev->dev_rwsem);
+}
+
+/* From the ib_client remove callback: every job on @dev loses it. */
+void rv_jobs_remove_device(struct rv_device *dev)
+{
+	struct rv_job_dev *jdev;
+	bool found;
+
+	do {
+		found = false;
+		mutex_lock(&rv_jobs_lock);
+		list_for_each_entry(jdev, &rv_all_jobs, all) {
+			if (jdev->dev == dev && !jdev->dead &&
+			    kref_get_unless_zero(&jdev->kref)) {
+				found = true;
+				break;
+			}
+		}
+		mutex_unlock(&rv_jobs_lock);
+		if (found) {
+			rv_job_kill(jdev);
+			rv_job_put(jdev);
+		}
+	} while (found);
+	/* Jobs whose last reference went meanwhile are released there. */
+	flush_workqueue(rv_wq);
 }
 
 /**

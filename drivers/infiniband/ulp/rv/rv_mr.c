@@ -170,17 +170,23 @@ int rv_mr_user_init(struct rv_user *user)
 }
 
 /*
- * Release every MR. Invalidations may still run until each MR's notifier
+ * Release every MR (on close, or when the device goes: the cache stays
+ * usable, empty). Invalidations may still run until each MR's notifier
  * is removed, and may queue zombies and the work; once every notifier is
  * gone nothing can, so the second pass leaves nothing behind.
  */
-void rv_mr_user_exit(struct rv_user *user)
+void rv_mr_user_flush(struct rv_user *user)
 {
 	rv_mr_cache_deinit(&user->cache);
 	cancel_work_sync(&user->zombie_work);
 	rv_mr_destroy_zombies(user);
 	cancel_work_sync(&user->zombie_work);
 	rv_mr_destroy_zombies(user);
+}
+
+void rv_mr_user_exit(struct rv_user *user)
+{
+	rv_mr_user_flush(user);
 	mutex_destroy(&user->reg_mutex);
 }
 
@@ -207,6 +213,9 @@ long rv_ioctl_reg_mem(const struct rv_ioctl_ctx *ctx)
 	struct rv_mr_entry *e;
 	struct ib_mr *mr;
 	int ret;
+
+	if (user->jdev->dead)
+		return -ENODEV;
 
 	if (copy_from_user(&p, ctx->uarg, _IOC_SIZE(ctx->cmd)))
 		return -EFAULT;
@@ -245,6 +254,8 @@ long rv_ioctl_dereg_mem(const struct rv_ioctl_ctx *ctx)
 	struct rv_dereg_params_in p;
 	int ret;
 
+	if (user->jdev->dead)
+		return -ENODEV;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
 	/* p.resv1 is not checked: deployed clients leave it uninitialised. */
@@ -266,6 +277,8 @@ long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx)
 	u32 count = 0;
 	int ret;
 
+	if (user->jdev->dead)
+		return -ENODEV;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
 	if (memchr_inv(p.in.pad, 0, sizeof(p.in.pad)))

@@ -477,6 +477,9 @@ long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx)
 	unsigned int i, start;
 	int ret = 0, err;
 
+	/* The device is gone: the connection has failed for good. */
+	if (user->jdev->dead)
+		return -EIO;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
 	if (in->resv1 || !in->handle || in->handle > U32_MAX ||

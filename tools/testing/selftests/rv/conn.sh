@@ -13,9 +13,10 @@
 #   - verified transfers both ways; the receiving device's rcvd_pkts rises
 #     by the data packets, the sender's by less (the packets crossed the
 #     veth instead of looping back)
-#   - last, because it may leave the rxe nodes unable to connect again:
-#     the link goes down and up in the middle of a transfer
-#     (ConnFault.LinkDownUpMidTransfer of rv_vm_tests)
+#   - last, because they change the nodes: the link goes down and up in
+#     the middle of a transfer (ConnFault.LinkDownUpMidTransfer of
+#     rv_vm_tests), then node 1's RDMA device is removed with writes in
+#     flight and added again (ConnFault.DeviceRemovedMidTraffic)
 #   - rmmod once every process is gone
 # Two VMs (vm-run --two-vm, RV_VM_ROLE a or b; the same script in both):
 #   VM b sends a verified transfer to VM a; then VM a removes the module
@@ -278,6 +279,15 @@ if [ -x "$tests" ]; then
 		tap_ok "link $(rv_netdev 1) down 5 s and up mid-transfer: recovered, every write completed once, data verified"
 	else
 		tap_not_ok "link $(rv_netdev 1) down 5 s and up mid-transfer: recovered, every write completed once, data verified" \
+			"rv_vm_tests exit $rc"
+	fi
+	out=$(RV_CONN_LINK_TESTS=1 "$tests" --gtest_filter='ConnFault.DeviceRemovedMidTraffic' 2>&1)
+	rc=$?
+	tap_diag "$(grep -v '^1\.\.' <<<"$out" | sed 's/^# \{0,1\}//')"
+	if [ "$rc" = 0 ] && grep -q '^ok 1 - ConnFault.DeviceRemovedMidTraffic$' <<<"$out"; then
+		tap_ok "$(rv_node 1) removed mid-traffic: no hang, every write completed once, EIO and ENODEV after, device re-added"
+	else
+		tap_not_ok "$(rv_node 1) removed mid-traffic: no hang, every write completed once, EIO and ENODEV after, device re-added" \
 			"rv_vm_tests exit $rc"
 	fi
 else
