@@ -44,9 +44,12 @@ err_wq:
 static void __exit rv_exit(void)
 {
 	misc_deregister(&rv_miscdev);
-	/* Every file is closed: finish their teardown before the devices go. */
-	destroy_workqueue(rv_wq);
+	/*
+	 * Every file is closed. What their teardown left on rv_wq finishes
+	 * in the devices' remove callbacks, which flush it.
+	 */
 	rv_dev_exit();
+	destroy_workqueue(rv_wq);
 }
 
 module_init(rv_init);
