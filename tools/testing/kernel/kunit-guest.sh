@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The guest half of kunit.sh; runs inside a vm-run VM booted with the debug
-# kernel. Loads RV_KUNIT_KO (rv.ko built with the KUnit suite, which runs
-# while the module loads), saves the suite's results, unloads it and
+# kernel. Loads RV_KUNIT_KO (rv.ko built with the KUnit suites, which run
+# while the module loads), saves the suites' results, unloads it and
 # saves what kmemleak finds. Everything goes to files in RV_OUT; kunit.sh
 # reads them on the host:
-#   kunit-results.txt   /sys/kernel/debug/kunit/SUITE/results (KTAP)
+#   kunit-results-SUITE.txt  /sys/kernel/debug/kunit/SUITE/results (KTAP),
+#                       for each of RV_KUNIT_SUITES
 #   kmemleak.txt        /sys/kernel/debug/kmemleak after rmmod and scans
 #   kunit-guest.status  "insmod N", "rmmod N" (exit statuses)
 # The kernel log goes to RV_OUT/dmesg.txt (vm-run saves it).
@@ -14,12 +15,12 @@
 set -u
 
 ko=${RV_KUNIT_KO:?}
-suite=${RV_KUNIT_SUITE:?}
+suites=${RV_KUNIT_SUITES:?}
 out=${RV_OUT:?}
 leak=/sys/kernel/debug/kmemleak
 status=$out/kunit-guest.status
 
-rm -f "$out/kunit-results.txt" "$out/kmemleak.txt"
+rm -f "$out"/kunit-results*.txt "$out/kmemleak.txt"
 : >"$status"
 echo "<5>rv-kunit: start" >/dev/kmsg
 
@@ -32,12 +33,14 @@ fi
 rc=0
 insmod "$ko" || rc=$?
 echo "insmod $rc" >>"$status"
-results=/sys/kernel/debug/kunit/$suite/results
-if [ -r "$results" ]; then
-	cat "$results" >"$out/kunit-results.txt"
-else
-	echo "no $results"
-fi
+for suite in $suites; do
+	results=/sys/kernel/debug/kunit/$suite/results
+	if [ -r "$results" ]; then
+		cat "$results" >"$out/kunit-results-$suite.txt"
+	else
+		echo "no $results"
+	fi
+done
 if [ "$rc" = 0 ]; then
 	rc=0
 	rmmod rv || rc=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kunit.sh: run rv's KUnit suite (rv_mr_cache) on the debug kernel.
+# kunit.sh: run rv's KUnit suites (rv_mr_cache, rv_ring, rv_wire) on the
+# debug kernel.
 #
 #   tools/testing/kernel/kunit.sh
 #
@@ -9,7 +10,7 @@
 # rv.ko with CONFIG_INFINIBAND_RV_KUNIT_TEST=y against it from a copy of the
 # module's sources (so that the tree's own objects, built for Debian's
 # kernel, are left alone), boots the debug kernel with vm-run, loads rv.ko
-# (the suite runs while it loads), unloads it and has kmemleak scan.
+# (the suites run while it loads), unloads it and has kmemleak scan.
 #
 # stdout is TAP only: one "ok N - SUITE.CASE" per test case, then
 # "ok N - rv.rmmod" and "ok N - rv.kernel_log" (no KASAN, lockdep, kmemleak
@@ -21,13 +22,13 @@
 # must lie where the guest sees it: not below /tmp or /run).
 #
 # Files: $RV_BUILD_DIR (default build)/kunit: src/ (the copy), out/
-# (console.log, dmesg.txt, kunit-ktap.txt, kunit-results.txt, kmemleak.txt,
-# guest.log).
+# (console.log, dmesg.txt, kunit-ktap-SUITE.txt, kunit-results-SUITE.txt,
+# kmemleak.txt, guest.log).
 
 set -euo pipefail
 
 PROG=kunit
-SUITE=rv_mr_cache
+SUITES="rv_mr_cache rv_ring rv_wire"
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 WORK=${RV_BUILD_DIR:-$REPO/build}/kunit
@@ -84,77 +85,84 @@ fi
 
 # 3. Boot, load, unload, scan.
 mkdir -p "$OUT"
-rm -f "$OUT/kunit-results.txt" "$OUT/kmemleak.txt" "$OUT/kunit-guest.status"
+rm -f "$OUT"/kunit-results*.txt "$OUT/kmemleak.txt" "$OUT/kunit-guest.status"
 msg "booting the debug kernel (about a minute under TCG)"
 vm_rc=0
-RV_KUNIT_KO=$KO RV_KUNIT_SUITE=$SUITE \
+RV_KUNIT_KO=$KO RV_KUNIT_SUITES=$SUITES \
 	"$REPO/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --out "$OUT" \
 	--timeout 1200 -- "$HERE/kunit-guest.sh" >"$OUT/guest.log" 2>&1 || vm_rc=$?
 [ "$vm_rc" = 0 ] || msg "vm-run exited with status $vm_rc (log: $OUT/guest.log)"
 
-# 4. TAP. The suite's KTAP from the kernel log (complete, unlike the debugfs
-# copy, whose per-case log is cut at 512 bytes), else from debugfs.
-ktap=$OUT/kunit-ktap.txt
-: >"$ktap"
-if [ -s "$OUT/dmesg.txt" ]; then
-	# Drop the "[ seconds] " prefix (continuation lines: its width in blanks)
-	# and keep the suite's subtest, from its header to its result.
-	sed -n '/rv-kunit: start/,$p' "$OUT/dmesg.txt" |
-		sed -E 's/^\[ *[0-9]+\.[0-9]+\] //; t; s/^ {15}//' |
-		sed -n "/^    # Subtest: $SUITE\$/,/^\(not \)\{0,1\}ok [0-9]* $SUITE\$/p" >"$ktap"
-fi
-if ! grep -q '^    \(not \)\{0,1\}ok ' "$ktap" && [ -s "$OUT/kunit-results.txt" ]; then
-	cp "$OUT/kunit-results.txt" "$ktap"
-fi
-
+# 4. TAP. Each suite's KTAP from the kernel log (complete, unlike the
+# debugfs copy, whose per-case log is cut at 512 bytes), else from debugfs.
 n=0
 failed=0
-planned=
-# One level of nesting: the suite's test cases are indented by 4 spaces;
-# the lines of their logs (expectation failures, kunit_info) come before
-# each result, indented by 4 or more.
-diag=()
-while IFS= read -r line; do
-	case "$line" in
-	"    1.."*)
-		planned=${line#    1..} ;;
-	"    ok "*|"    not ok "*)
-		res=${line#    }
-		verdict=ok
-		case "$res" in "not ok "*) verdict="not ok" ;; esac
-		rest=${res#"$verdict "}
-		rest=${rest#* }
-		rest=${rest#- }
-		name=${rest%% *}
-		directive=
-		case "$rest" in *" # "*) directive=" # ${rest#* # }" ;; esac
-		n=$((n + 1))
-		echo "$verdict $n - $SUITE.$name$directive"
-		if [ "$verdict" != ok ]; then
-			failed=$((failed + 1))
-			for d in "${diag[@]}"; do echo "# $d"; done
-		fi
-		diag=() ;;
-	"    # Subtest:"*|"    KTAP version"*) ;;
-	"    "*)
-		line=${line#    }
-		line=${line#"# "}
-		[ -z "$line" ] || diag+=("$line") ;;
-	esac
-done <"$ktap"
+suite_tap() {
+	local SUITE=$1 ktap=$OUT/kunit-ktap-$1.txt planned= first=$((n + 1))
+	local line res verdict rest name directive d
+	local -a diag=()
+	: >"$ktap"
+	if [ -s "$OUT/dmesg.txt" ]; then
+		# Drop the "[ seconds] " prefix (continuation lines: its width
+		# in blanks) and keep the suite's subtest, from its header to
+		# its result.
+		sed -n '/rv-kunit: start/,$p' "$OUT/dmesg.txt" |
+			sed -E 's/^\[ *[0-9]+\.[0-9]+\] //; t; s/^ {15}//' |
+			sed -n "/^    # Subtest: $SUITE\$/,/^\(not \)\{0,1\}ok [0-9]* $SUITE\$/p" >"$ktap"
+	fi
+	if ! grep -q '^    \(not \)\{0,1\}ok ' "$ktap" &&
+		[ -s "$OUT/kunit-results-$SUITE.txt" ]; then
+		cp "$OUT/kunit-results-$SUITE.txt" "$ktap"
+	fi
 
-if [ "$n" = 0 ]; then
-	echo "not ok 1 - $SUITE.results"
-	echo "# no results from the suite"
-	n=1
-	failed=$((failed + 1))
-	sed 's/^/# /' "$OUT/guest.log" | tail -n 20
-elif [ -n "$planned" ] && [ "$planned" != "$n" ]; then
-	n=$((n + 1))
-	echo "not ok $n - $SUITE.results"
-	echo "# the suite planned $planned test cases and reported $((n - 1))"
-	failed=$((failed + 1))
-fi
+	# One level of nesting: the suite's test cases are indented by 4
+	# spaces; the lines of their logs (expectation failures, kunit_info)
+	# come before each result, indented by 4 or more.
+	while IFS= read -r line; do
+		case "$line" in
+		"    1.."*)
+			planned=${line#    1..} ;;
+		"    ok "*|"    not ok "*)
+			res=${line#    }
+			verdict=ok
+			case "$res" in "not ok "*) verdict="not ok" ;; esac
+			rest=${res#"$verdict "}
+			rest=${rest#* }
+			rest=${rest#- }
+			name=${rest%% *}
+			directive=
+			case "$rest" in *" # "*) directive=" # ${rest#* # }" ;; esac
+			n=$((n + 1))
+			echo "$verdict $n - $SUITE.$name$directive"
+			if [ "$verdict" != ok ]; then
+				failed=$((failed + 1))
+				for d in "${diag[@]}"; do echo "# $d"; done
+			fi
+			diag=() ;;
+		"    # Subtest:"*|"    KTAP version"*) ;;
+		"    "*)
+			line=${line#    }
+			line=${line#"# "}
+			[ -z "$line" ] || diag+=("$line") ;;
+		esac
+	done <"$ktap"
+
+	if [ "$n" -lt "$first" ]; then
+		n=$((n + 1))
+		echo "not ok $n - $SUITE.results"
+		echo "# no results from the suite"
+		failed=$((failed + 1))
+		sed 's/^/# /' "$OUT/guest.log" | tail -n 20
+	elif [ -n "$planned" ] && [ "$planned" != "$((n - first + 1))" ]; then
+		n=$((n + 1))
+		echo "not ok $n - $SUITE.results"
+		echo "# the suite planned $planned test cases and reported $((n - first))"
+		failed=$((failed + 1))
+	fi
+}
+for s in $SUITES; do
+	suite_tap "$s"
+done
 
 rmmod_rc=$(awk '$1 == "rmmod" { print $2 }' "$OUT/kunit-guest.status" 2>/dev/null || true)
 n=$((n + 1))

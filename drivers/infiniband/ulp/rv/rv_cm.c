@@ -20,9 +20,7 @@
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
-
-#define RV_CM_MAGIC 0x72763463		/* "rv4c" */
-#define RV_CM_VERSION 1
+#include "rv_wire.h"
 
 /* CM response timeout: 4.096 us * 2^17, about half a second. */
 #define RV_CM_RESPONSE_TIMEOUT 17
@@ -31,27 +29,8 @@
 #define RV_RNR_RETRY_COUNT 7		/* receives are reposted at once */
 #define RV_RESOLVE_TIMEOUT_MS 2000
 
-/* REQ private data: every field in network byte order. */
-struct rv_req_pdata {
-	__be32 magic;
-	u8 version;
-	u8 index;			/* QP index within the connection */
-	u8 num_conn;
-	u8 job_key_len;
-	u8 job_key[RV_MAX_JOB_KEY_LEN];
-	__be32 uid;			/* in the initial user namespace */
-	__be32 resv;
-};
-
 static_assert(sizeof(struct rv_req_pdata) <= IB_CM_REQ_PRIVATE_DATA_SIZE);
-
-/* REJ private data, with IB_CM_REJ_CONSUMER_DEFINED. */
-struct rv_rej_pdata {
-	__be32 magic;
-	u8 version;
-	u8 reason;			/* enum rv_rej_reason */
-	u8 resv[2];
-};
+static_assert(sizeof(struct rv_rej_pdata) <= IB_CM_REJ_PRIVATE_DATA_SIZE);
 
 static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
 
@@ -130,15 +109,15 @@ static void rv_cm_build_path(struct rv_sconn *s)
 static void rv_cm_fill_pdata(const struct rv_sconn *s, struct rv_req_pdata *pd)
 {
 	const struct rv_job_dev *jdev = s->conn->jdev;
+	struct rv_req_info info = {
+		.index = s->index,
+		.num_conn = s->conn->num_conn,
+		.job_key_len = jdev->key.job_key_len,
+		.uid = from_kuid_munged(&init_user_ns, jdev->uid),
+	};
 
-	memset(pd, 0, sizeof(*pd));
-	pd->magic = cpu_to_be32(RV_CM_MAGIC);
-	pd->version = RV_CM_VERSION;
-	pd->index = s->index;
-	pd->num_conn = s->conn->num_conn;
-	pd->job_key_len = jdev->key.job_key_len;
-	memcpy(pd->job_key, jdev->key.job_key, jdev->key.job_key_len);
-	pd->uid = cpu_to_be32(from_kuid_munged(&init_user_ns, jdev->uid));
+	memcpy(info.job_key, jdev->key.job_key, jdev->key.job_key_len);
+	rv_req_pdata_init(pd, &info);
 }
 
 static void rv_sconn_set_cm_id(struct rv_sconn *s, struct ib_cm_id *id)
@@ -295,12 +274,9 @@ void rv_cm_cancel_resolve(struct rv_sconn *s)
 
 static void rv_cm_reject(struct ib_cm_id *id, u8 reason)
 {
-	struct rv_rej_pdata pd = {
-		.magic = cpu_to_be32(RV_CM_MAGIC),
-		.version = RV_CM_VERSION,
-		.reason = reason,
-	};
+	struct rv_rej_pdata pd;
 
+	rv_rej_pdata_init(&pd, reason);
 	ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, &pd,
 		       sizeof(pd));
 }
@@ -308,13 +284,9 @@ static void rv_cm_reject(struct ib_cm_id *id, u8 reason)
 /* A REJ we got: may the initiator try again? */
 static bool rv_cm_rej_is_final(const struct ib_cm_event *ev)
 {
-	const struct rv_rej_pdata *pd = ev->private_data;
-
 	if (ev->param.rej_rcvd.reason != IB_CM_REJ_CONSUMER_DEFINED)
 		return false;	/* CM-level: stale, timeout, no listener */
-	if (!pd || be32_to_cpu(pd->magic) != RV_CM_MAGIC)
-		return true;
-	return pd->reason != RV_REJ_RETRY && pd->reason != RV_REJ_LOCAL;
+	return rv_rej_pdata_is_final(ev->private_data);
 }
 
 /* Under s->mutex: accept a REQ on this waiting QP. 0, or a REJ reason. */
@@ -366,28 +338,26 @@ err:
 static int rv_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 {
 	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
-	const struct rv_req_pdata *pd = ev->private_data;
-	/* The CM turned the path around: dgid/dlid are the initiator's. */
+	struct rv_req_info pd;
 	struct rv_conn *conn;
 	struct rv_sconn *s;
 	int reason;
 
-	if (!pd || be32_to_cpu(pd->magic) != RV_CM_MAGIC ||
-	    pd->version != RV_CM_VERSION ||
-	    pd->job_key_len > RV_MAX_JOB_KEY_LEN ||
+	if (rv_req_pdata_parse(ev->private_data, &pd) ||
 	    req->qp_type != IB_QPT_RC) {
 		reason = RV_REJ_VERSION;
 		goto reject;
 	}
+	/* The CM turned the path around: dgid/dlid are the initiator's. */
 	conn = rv_job_conn_for_req(id->device, req->port,
-				   req->listen_id->service_id, pd->job_key,
-				   pd->job_key_len, be32_to_cpu(pd->uid),
+				   req->listen_id->service_id, pd.job_key,
+				   pd.job_key_len, pd.uid,
 				   &req->primary_path->dgid,
 				   be32_to_cpu(sa_path_get_dlid(req->primary_path)),
 				   &reason);
 	if (!conn)
 		goto reject;
-	if (pd->index >= conn->num_conn || pd->num_conn != conn->num_conn) {
+	if (pd.index >= conn->num_conn || pd.num_conn != conn->num_conn) {
 		reason = RV_REJ_INDEX;
 		goto put;
 	}
@@ -395,7 +365,7 @@ static int rv_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		reason = RV_REJ_ROLE;
 		goto put;
 	}
-	s = &conn->sconn[pd->index];
+	s = &conn->sconn[pd.index];
 	mutex_lock(&s->mutex);
 	s->stats.req_recv++;
 	switch (s->state) {

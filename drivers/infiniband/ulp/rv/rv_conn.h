@@ -32,6 +32,7 @@
 #include <rdma/ib_sa.h>
 
 #include "rv.h"
+#include "rv_wire.h"
 
 enum rv_sconn_state {
 	RV_SCONN_IDLE,
@@ -143,16 +144,6 @@ struct rv_conn {
  * RV_MIN_QP_TIMEOUT times (retry_count + 1).
  */
 #define RV_STALL_MS 9000
-
-/* Reasons in a REJ's private data (rv_cm.c). */
-enum rv_rej_reason {
-	RV_REJ_RETRY = 1,		/* not ready yet: try again */
-	RV_REJ_VERSION,			/* unknown magic or version */
-	RV_REJ_UID,			/* the job belongs to another uid */
-	RV_REJ_INDEX,			/* QP index or num_conn disagree */
-	RV_REJ_ROLE,			/* this side initiates, not listens */
-	RV_REJ_LOCAL,			/* a local failure: try again */
-};
 
 extern struct workqueue_struct *rv_wq;
 

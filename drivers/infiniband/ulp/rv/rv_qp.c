@@ -270,7 +270,7 @@ static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		ev.byte_len = wc->byte_len;
 		ev.conn_handle = s->conn->id;
 		rcu_read_lock();
-		user = xa_load(&jdev->users, bits ? imm >> (32 - bits) : 0);
+		user = xa_load(&jdev->users, rv_imm_index(imm, bits));
 		if (user) {
 			rv_ring_post(&user->ring, RV_WC_RECV_RDMA_WITH_IMM,
 				     &ev);
