@@ -56,6 +56,20 @@ std::uint64_t env_u64(const char *name, std::uint64_t def)
 	return v && *v ? std::strtoull(v, nullptr, 0) : def;
 }
 
+// Why a test that changes node n's link or device must not run here, if
+// it must not: only in the test VM, and only when asked (conn.sh runs
+// these last, as they leave the nodes changed), and n's netdev known.
+std::optional<std::string> node_change_skip(const Node &n)
+{
+	if (!in_test_vm())
+		return "changes the nodes: only in the test VM (RV_VM=1)";
+	if (!std::getenv("RV_CONN_LINK_TESTS"))
+		return "set RV_CONN_LINK_TESTS=1 (tools/testing/selftests/rv/conn.sh)";
+	if (n.netdev.empty())
+		return n.dev + ": netdev unknown";
+	return std::nullopt;
+}
+
 } // namespace
 
 TEST(ConnFault, LinkDownUpMidTransfer)
@@ -63,16 +77,8 @@ TEST(ConnFault, LinkDownUpMidTransfer)
 	RV_NODE_OR_SKIP(n0, 0);
 	RV_NODE_OR_SKIP(n1, 1);
 	RV_ROOT_OR_SKIP();
-	if (!in_test_vm())
-		GTEST_SKIP() << "changes the network: only in the test VM (RV_VM=1)";
-	// After this test the rxe nodes may not be usable for CM any more
-	// (seen with Debian 6.1: no rv connection can be established
-	// afterwards, even after reloading rv and ib_cm), so it runs only
-	// when asked, last: conn.sh does.
-	if (!std::getenv("RV_CONN_LINK_TESTS"))
-		GTEST_SKIP() << "set RV_CONN_LINK_TESTS=1 (tools/testing/selftests/rv/conn.sh)";
-	if (n1.netdev.empty())
-		GTEST_SKIP() << n1.dev << ": netdev unknown";
+	if (const auto why = node_change_skip(n1))
+		GTEST_SKIP() << *why;
 	const rv::JobKey key = rv::random_job_key();
 	SideConfig cfg;
 	cfg.reconnect_timeout = 30;
@@ -284,12 +290,8 @@ TEST(ConnFault, DeviceRemovedMidTraffic)
 	RV_NODE_OR_SKIP(n0, 0);
 	RV_NODE_OR_SKIP(n1, 1);
 	RV_ROOT_OR_SKIP();
-	if (!in_test_vm())
-		GTEST_SKIP() << "removes an RDMA device: only in the test VM (RV_VM=1)";
-	if (!std::getenv("RV_CONN_LINK_TESTS"))
-		GTEST_SKIP() << "set RV_CONN_LINK_TESTS=1 (tools/testing/selftests/rv/conn.sh)";
-	if (n1.netdev.empty())
-		GTEST_SKIP() << n1.dev << ": netdev unknown";
+	if (const auto why = node_change_skip(n1))
+		GTEST_SKIP() << *why;
 
 	const rv::JobKey key = rv::random_job_key();
 	SideConfig cfg;
