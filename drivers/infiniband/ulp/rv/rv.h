@@ -21,11 +21,12 @@
  *
  * Locking order (outermost first). A lock may be taken while holding only
  * locks above it in this list:
- *   0. rv_job_dev.dev_rwsem - read by every ioctl of an attached process
- *                            for its whole run; written by the removal of
- *                            the job's RDMA device, which then frees every
- *                            verbs object of the job while no ioctl can
- *                            use one
+ *   0. rv_dev_srcu         - an SRCU read section around every ioctl of
+ *                            an attached process (no lock on the post
+ *                            path); the removal of a job's RDMA device
+ *                            marks the job dead, waits for the sections
+ *                            that may not have seen it, then frees every
+ *                            verbs object of the job
  *   1. rv_file.lock        - ATTACH and CAPABILITY of one file
  *   2. rv_user.reg_mutex   - REG_MEM and EVICT of one process
  *   3. mm->mmap_lock       - taken by ib_reg_user_mr() and MMU notifier
@@ -59,7 +60,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
-#include <linux/rwsem.h>
+#include <linux/srcu.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -87,6 +88,7 @@ struct rv_params {
 };
 
 extern struct rv_params rv_params;
+extern struct srcu_struct rv_dev_srcu;
 
 struct rv_device {
 	struct ib_device *ib_dev;
@@ -128,9 +130,14 @@ struct rv_job_dev {
 	struct mutex conn_mutex;	/* conns */
 	struct list_head conns;		/* struct rv_conn */
 	struct list_head all;		/* rv_all_jobs, until released */
-	struct rw_semaphore dev_rwsem;	/* see the locking order */
-	bool dead;			/* its device is gone (dev_rwsem) */
+	bool dead;			/* its device is gone: rv_job_dead() */
 };
+
+/* Under rv_dev_srcu: the job's device is gone, its verbs objects too. */
+static inline bool rv_job_dead(const struct rv_job_dev *jdev)
+{
+	return READ_ONCE(jdev->dead);
+}
 
 /*
  * The event ring shared with one process. The kernel is the only producer:

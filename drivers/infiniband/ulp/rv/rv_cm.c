@@ -145,11 +145,6 @@ struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s)
 	return id;
 }
 
-void rv_cm_disconnect(struct rv_sconn *s, struct ib_cm_id *id)
-{
-	ib_destroy_cm_id(id);
-}
-
 /* Under s->mutex, state RESOLVING or DELAY: send the REQ for this QP. */
 static void rv_cm_send_req(struct rv_sconn *s)
 {

@@ -139,7 +139,7 @@ static int rv_sconn_reset(struct rv_sconn *s)
 	mutex_unlock(&s->mutex);
 	rv_cm_cancel_resolve(s);
 	if (id)
-		rv_cm_disconnect(s, id);
+		ib_destroy_cm_id(id);
 	cancel_delayed_work_sync(&s->hb_work);
 	mutex_lock(&s->mutex);
 
@@ -462,7 +462,7 @@ long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx)
 	u32 handle;
 	int ret;
 
-	if (jdev->dead)
+	if (rv_job_dead(jdev))
 		return -ENODEV;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
@@ -518,7 +518,7 @@ out_unlock:
 }
 
 /*
- * The job's device is going (dev_rwsem held for writing): every QP of
+ * The job's device is going (no ioctl of the job runs): every QP of
  * every connection fails for good now, its writes in flight complete with
  * an error status, and nothing of the connections refers to the device
  * any more. The connections themselves go with their handles.
@@ -613,7 +613,7 @@ long rv_ioctl_conn_connect(const struct rv_ioctl_ctx *ctx)
 	conn = rv_user_conn(user, in.handle);
 	if (!conn)
 		return -EINVAL;
-	if (jdev->dead)
+	if (rv_job_dead(jdev))
 		return -ENODEV;
 	ret = rv_check_path(conn, &in.path);
 	if (ret)

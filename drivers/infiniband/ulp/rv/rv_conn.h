@@ -164,7 +164,6 @@ int rv_cm_path_init(struct rv_conn *conn);
 void rv_cm_start_connect(struct rv_sconn *s);
 void rv_cm_cancel_resolve(struct rv_sconn *s);
 struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s);
-void rv_cm_disconnect(struct rv_sconn *s, struct ib_cm_id *id);
 
 /* rv_qp.c */
 int rv_sconn_ctx_alloc(struct rv_sconn *s);

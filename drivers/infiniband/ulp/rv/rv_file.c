@@ -164,7 +164,7 @@ static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	};
 	const struct rv_ioctl_desc *desc;
 	unsigned int nr = _IOC_NR(cmd);
-	int i, err;
+	int i, err, idx;
 
 	if (_IOC_TYPE(cmd) != RV_MAGIC || nr < RV_IOCTL_FIRST_NR ||
 	    nr - RV_IOCTL_FIRST_NR >= ARRAY_SIZE(rv_ioctls))
@@ -184,9 +184,9 @@ static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		if (!ctx.user)
 			return err;
 		/* Keeps the job's verbs objects while the handler runs. */
-		down_read(&ctx.user->jdev->dev_rwsem);
+		idx = srcu_read_lock(&rv_dev_srcu);
 		err = desc->fn(&ctx);
-		up_read(&ctx.user->jdev->dev_rwsem);
+		srcu_read_unlock(&rv_dev_srcu, idx);
 		return err;
 	}
 	return -EINVAL;

@@ -16,6 +16,9 @@
 
 #include "rv_conn.h"
 
+/* See the locking order in rv.h. */
+DEFINE_SRCU(rv_dev_srcu);
+
 static LIST_HEAD(rv_jobs);		/* jobs with members, found by key */
 static LIST_HEAD(rv_all_jobs);		/* every job-device not yet released */
 static DEFINE_MUTEX(rv_jobs_lock);
@@ -150,7 +153,6 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	xa_init_flags(&jdev->users, XA_FLAGS_ALLOC);
 	mutex_init(&jdev->conn_mutex);
 	INIT_LIST_HEAD(&jdev->conns);
-	init_rwsem(&jdev->dev_rwsem);
 	ret = rv_cm_listen(jdev);
 	if (ret) {
 		mutex_destroy(&jdev->conn_mutex);
@@ -172,7 +174,7 @@ out_put_dev:
 
 /*
  * The device of @jdev is going away: free every verbs object of the job
- * now, with dev_rwsem held for writing so that no ioctl uses one. Its
+ * now, once no ioctl that may not have seen it dead is running. Its
  * connections fail for good (their writes in flight complete with an
  * error status), its processes' MRs are deregistered, and what is left
  * is a job-device without a device: its processes get ENODEV (EIO from
@@ -183,12 +185,13 @@ static void rv_job_kill(struct rv_job_dev *jdev)
 	struct rv_user *user;
 	unsigned long index;
 
-	down_write(&jdev->dev_rwsem);
 	mutex_lock(&rv_jobs_lock);
-	jdev->dead = true;
+	WRITE_ONCE(jdev->dead, true);
 	if (!list_empty(&jdev->list))
 		list_del_init(&jdev->list);
 	mutex_unlock(&rv_jobs_lock);
+	/* Every later ioctl of the job sees it dead and keeps off. */
+	synchronize_srcu(&rv_dev_srcu);
 
 	rv_conns_kill(jdev);
 	/* Teardown of dropped connections and frees of finished users. */
@@ -204,7 +207,6 @@ static void rv_job_kill(struct rv_job_dev *jdev)
 	jdev->listen_id = NULL;
 	ib_dealloc_pd(jdev->pd);
 	jdev->pd = NULL;
-	up_write(&jdev->dev_rwsem);
 }
 
 /* From the ib_client remove callback: every job on @dev loses it. */

@@ -214,7 +214,7 @@ long rv_ioctl_reg_mem(const struct rv_ioctl_ctx *ctx)
 	struct ib_mr *mr;
 	int ret;
 
-	if (user->jdev->dead)
+	if (rv_job_dead(user->jdev))
 		return -ENODEV;
 
 	if (copy_from_user(&p, ctx->uarg, _IOC_SIZE(ctx->cmd)))
@@ -254,7 +254,7 @@ long rv_ioctl_dereg_mem(const struct rv_ioctl_ctx *ctx)
 	struct rv_dereg_params_in p;
 	int ret;
 
-	if (user->jdev->dead)
+	if (rv_job_dead(user->jdev))
 		return -ENODEV;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
@@ -277,7 +277,7 @@ long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx)
 	u32 count = 0;
 	int ret;
 
-	if (user->jdev->dead)
+	if (rv_job_dead(user->jdev))
 		return -ENODEV;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;

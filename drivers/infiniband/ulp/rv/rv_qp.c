@@ -478,7 +478,7 @@ long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx)
 	int ret = 0, err;
 
 	/* The device is gone: the connection has failed for good. */
-	if (user->jdev->dead)
+	if (rv_job_dead(user->jdev))
 		return -EIO;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
