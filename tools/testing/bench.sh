@@ -77,7 +77,7 @@ bytes() {
 
 out=$(mktemp -d /tmp/bench-compare.XXXXXX)
 client=${nodes[0]} server=${nodes[1]}
-rcvd() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/rcvd_pkts"; }
+. "$top/tools/testing/vm/lib.sh"
 
 # perftest: the server on the second node, bound to its address for the
 # TCP exchange; the client on the first. -u 17: an ACK timeout of ~0.5 s,
@@ -120,9 +120,9 @@ for s in "${bws[@]}"; do
 	[ "$n" -ge 5 ] || n=5
 	"$rvbench" bw --loopback-nodes "$client,$server" --sizes "$b" --iters "$n" \
 		--json >"$out/rv-bw-$b.json"
-	r0=$(rcvd "$server")
+	r0=$(rxe_rcvd_pkts "$server")
 	perftest ib_write_bw "$b" "$n" "$out/pt-bw-$b"
-	echo "$b B x $n done (ib_write_bw: peer rcvd_pkts +$(($(rcvd "$server") - r0)))"
+	echo "$b B x $n done (ib_write_bw: peer rcvd_pkts +$(($(rxe_rcvd_pkts "$server") - r0)))"
 done
 echo "== lat, $client -> $server: rvbench lat, ib_write_lat"
 for s in "${lats[@]}"; do

@@ -30,9 +30,9 @@ if [ ${#nodes[@]} -lt 2 ]; then
 	exit 0
 fi
 a=${nodes[0]} b=${nodes[1]}
-rcvd() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/rcvd_pkts"; }
+. "$top/tools/testing/vm/lib.sh"
 echo "== rvbench bw: $a -> $b, each node a process of its own"
-a0=$(rcvd "$a") b0=$(rcvd "$b")
+a0=$(rxe_rcvd_pkts "$a") b0=$(rxe_rcvd_pkts "$b")
 "$build/userspace/tools/rvbench" bw --loopback-nodes "$a,$b" \
 	--sizes 4K,64K,1M --bytes 2M
-echo "rcvd_pkts: $a +$(($(rcvd "$a") - a0)) (ACKs and credits), $b +$(($(rcvd "$b") - b0)) (the data)"
+echo "rcvd_pkts: $a +$(($(rxe_rcvd_pkts "$a") - a0)) (ACKs and credits), $b +$(($(rxe_rcvd_pkts "$b") - b0)) (the data)"

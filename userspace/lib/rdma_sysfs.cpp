@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <thread>
 #include <system_error>
 
 #include <fcntl.h>
@@ -227,6 +229,27 @@ std::optional<std::string> RdmaSysfs::gid_type(const std::string &dev,
 {
 	return read_line(port_dir(dev, port) / "gid_attrs" / "types" /
 			 std::to_string(index));
+}
+
+std::optional<std::uint64_t> RdmaSysfs::hw_counter(const std::string &dev,
+						   unsigned port,
+						   const std::string &name) const
+{
+	const auto dir = port_dir(dev, port) / "hw_counters";
+	unsigned lifespan_ms = 0;
+
+	// Two jiffies of rounding at HZ 100 on top of the lifespan.
+	if (auto line = read_line(dir / "lifespan"))
+		std::from_chars(line->data(), line->data() + line->size(),
+				lifespan_ms);
+	std::this_thread::sleep_for(std::chrono::milliseconds(lifespan_ms + 20));
+
+	auto line = read_line(dir / name);
+	std::uint64_t v = 0;
+	if (!line || std::from_chars(line->data(), line->data() + line->size(),
+				     v).ec != std::errc())
+		return std::nullopt;
+	return v;
 }
 
 std::vector<RoceGid> RdmaSysfs::roce_v2_ipv4_gids(const std::string &dev,

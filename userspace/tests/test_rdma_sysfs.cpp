@@ -4,6 +4,7 @@
 // IPv4 helpers.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -158,4 +159,31 @@ TEST_F(FakeSysfs, FindsTheRoceV2Ipv4Gid)
 	} catch (const std::system_error &e) {
 		EXPECT_EQ(e.code().value(), ENOENT);
 	}
+}
+
+TEST_F(FakeSysfs, HwCounter)
+{
+	write("rxe0/ports/1/hw_counters/rcvd_pkts", "12345678901\n");
+	write("rxe0/ports/1/hw_counters/sent_pkts", "garbage\n");
+	write("rxe0/ports/1/hw_counters/lifespan", "10\n");
+	rv::RdmaSysfs s(root_);
+
+	EXPECT_EQ(s.hw_counter("rxe0", 1, "rcvd_pkts"), 12345678901u);
+	EXPECT_EQ(s.hw_counter("rxe0", 1, "sent_pkts"), std::nullopt);
+	EXPECT_EQ(s.hw_counter("rxe0", 1, "no_such"), std::nullopt);
+	EXPECT_EQ(s.hw_counter("rxe0", 2, "rcvd_pkts"), std::nullopt);
+	EXPECT_EQ(s.hw_counter("nodev", 1, "rcvd_pkts"), std::nullopt);
+}
+
+// A read waits out the core's cache lifespan first, so that it is fresh.
+TEST_F(FakeSysfs, HwCounterWaitsOutTheLifespan)
+{
+	write("rxe0/ports/1/hw_counters/rcvd_pkts", "7\n");
+	write("rxe0/ports/1/hw_counters/lifespan", "300\n");
+	rv::RdmaSysfs s(root_);
+
+	const auto t0 = std::chrono::steady_clock::now();
+	EXPECT_EQ(s.hw_counter("rxe0", 1, "rcvd_pkts"), 7u);
+	EXPECT_GE(std::chrono::steady_clock::now() - t0,
+		  std::chrono::milliseconds(300));
 }

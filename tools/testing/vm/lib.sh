@@ -34,8 +34,13 @@
 : "${TAP_SKIP:=0}"
 : "${TAP_PLANNED:=}"
 
+# The core caches hw counters for "lifespan" ms after a sysfs read; wait
+# that out (plus rounding) so that every read is a fresh one.
 rxe_counter() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+	local dir="/sys/class/infiniband/$1/ports/1/hw_counters" ms
+	ms=$(cat "$dir/lifespan")
+	sleep "$((ms + 20))e-3"
+	cat "$dir/$2"
 }
 
 rxe_rcvd_pkts() {

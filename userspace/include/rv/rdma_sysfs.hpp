@@ -7,6 +7,7 @@
 //	gids/N             "0000:0000:0000:0000:0000:ffff:0a4d:0101"
 //	gid_attrs/types/N  "RoCE v2" (reading an unused entry fails)
 //	gid_attrs/ndevs/N  the netdev the GID belongs to
+//	hw_counters/NAME   a packet counter, e.g. rcvd_pkts
 //
 // The root directory is a parameter so that tests can use a fake tree.
 #ifndef RV_RDMA_SYSFS_HPP
@@ -106,6 +107,15 @@ public:
 	[[nodiscard]] RoceGid find_roce_v2_ipv4_gid(
 		const std::string &dev, unsigned port,
 		std::optional<std::uint32_t> ipv4 = {}) const;
+
+	// A counter under hw_counters/ (rxe: rcvd_pkts, sent_pkts, ...);
+	// nullopt if the port has no such counter. The core caches a port's
+	// counters for hw_counters/lifespan ms after each read, so this
+	// first waits that long (plus jiffy rounding): every read is fresh,
+	// and two reads always see the packets that passed between them.
+	[[nodiscard]] std::optional<std::uint64_t> hw_counter(
+		const std::string &dev, unsigned port,
+		const std::string &name) const;
 
 private:
 	[[nodiscard]] std::filesystem::path port_dir(const std::string &dev,

@@ -25,6 +25,7 @@
 #include <rv/error.hpp>
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
+#include <rv/rdma_sysfs.hpp>
 
 #include "support/subprocess.hpp"
 
@@ -63,9 +64,10 @@ std::string read_line(const std::filesystem::path &p)
 
 std::uint64_t hw_counter(const std::string &dev, const std::string &name)
 {
-	auto p = std::filesystem::path("/sys/class/infiniband") / dev /
-		 "ports/1/hw_counters" / name;
-	return std::stoull(read_line(p));
+	if (auto v = rv::RdmaSysfs().hw_counter(dev, 1, name))
+		return *v;
+	throw std::system_error(ENOENT, std::generic_category(),
+				dev + " hw_counters/" + name);
 }
 
 std::optional<std::uint64_t> module_param(const std::string &name)

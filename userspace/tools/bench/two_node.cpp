@@ -5,8 +5,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -55,13 +53,7 @@ std::uint64_t page_round(std::uint64_t n)
 // An hw counter of the port (rxe: rcvd_pkts, sent_pkts), if there is one.
 std::optional<std::uint64_t> hw_counter(const NodeConfig &c, const char *name)
 {
-	const std::filesystem::path p = std::filesystem::path(c.sysfs) / c.device /
-		"ports" / std::to_string(c.port) / "hw_counters" / name;
-	std::ifstream in(p);
-	std::uint64_t v = 0;
-	if (in >> v)
-		return v;
-	return std::nullopt;
+	return rv::RdmaSysfs(c.sysfs).hw_counter(c.device, c.port, name);
 }
 
 std::optional<std::uint64_t> delta(std::optional<std::uint64_t> a,
