@@ -32,9 +32,7 @@ SUITES="rv_mr_cache rv_ring rv_wire"
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 WORK=${RV_BUILD_DIR:-$REPO/build}/kunit
-SRC=$WORK/src
 OUT=$WORK/out
-MOD_REL=drivers/infiniband/ulp/rv
 
 msg() {
 	printf '%s: %s\n' "$PROG" "$*" >&2
@@ -61,18 +59,8 @@ fi
 # 2. rv.ko with the suite, from a copy of the sources.
 build_ko() {
 	msg "building rv.ko with the KUnit suite against $RV_DEBUG_KVER"
-	rm -rf "$SRC"
-	mkdir -p "$SRC/$MOD_REL" "$SRC/include"
-	cp -p "$REPO/$MOD_REL"/*.[ch] "$REPO/$MOD_REL/Makefile" \
-		"$REPO/$MOD_REL/Kconfig" "$SRC/$MOD_REL/"
-	cp -pr "$REPO/include/uapi" "$SRC/include/"
-	if ! make -C "$RV_DEBUG_KDIR" M="$SRC/$MOD_REL" CONFIG_INFINIBAND_RV=m \
-		CONFIG_INFINIBAND_RV_KUNIT_TEST=y W=1 KCFLAGS=-Werror modules \
-		>"$WORK/build.log" 2>&1; then
-		tail -n 30 "$WORK/build.log" >&2
-		bail "building rv.ko failed (see $WORK/build.log)"
-	fi
-	KO=$SRC/$MOD_REL/rv.ko
+	KO=$("$HERE/build-rv-ko.sh" "$RV_DEBUG_KDIR" "$WORK" \
+		CONFIG_INFINIBAND_RV_KUNIT_TEST=y) || bail "building rv.ko failed"
 }
 
 KO=${RV_KUNIT_KO:-}
@@ -98,7 +86,7 @@ RV_KUNIT_KO=$KO RV_KUNIT_SUITES=$SUITES \
 n=0
 failed=0
 suite_tap() {
-	local SUITE=$1 ktap=$OUT/kunit-ktap-$1.txt planned= first=$((n + 1))
+	local SUITE=$1 ktap=$OUT/kunit-ktap-$1.txt planned='' first=$((n + 1))
 	local line res verdict rest name directive d
 	local -a diag=()
 	: >"$ktap"
