@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <type_traits>
 
@@ -58,6 +59,11 @@ ChildOutcome<Report> run_in_child(F &&f)
 			if (::write(wr.get(), &r, sizeof(r)) !=
 			    static_cast<ssize_t>(sizeof(r)))
 				code = child_exit_pipe;
+		} catch (const std::exception &e) {
+			// The test sees only the exit status: say why.
+			std::fprintf(stderr, "# child %d: %s\n",
+				     static_cast<int>(::getpid()), e.what());
+			code = child_exit_threw;
 		} catch (...) {
 			code = child_exit_threw;
 		}

@@ -17,6 +17,7 @@
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
 
+#include "child.hpp"
 #include "mr_util.hpp"
 #include "vm_env.hpp"
 
@@ -197,6 +198,44 @@ TEST(MrCache, MinimalAccessWorks)
 	EXPECT_EQ(a.access(), IBV_ACCESS_KERNEL);
 	rv::MemoryRegion b = dev.reg_mem(buf.data(), 64 * KiB, acc::remote_read);
 	EXPECT_NE(a.handle(), b.handle());
+}
+
+// Pinning for write breaks copy-on-write sharing, which invalidates the
+// range being registered: memory only read so far (the zero page), and
+// memory a parent populated before fork. REG_MEM still succeeds at once.
+TEST(MrCache, CopyOnWritePagesRegister)
+{
+	RV_NODE_OR_SKIP(n, 0);
+	rv::Mapping read_only = rv::Mapping::anonymous(MiB, false);
+	unsigned sum = 0;
+	for (std::size_t i = 0; i < read_only.size(); i += 4096)
+		sum += static_cast<unsigned>(
+			*static_cast<volatile std::byte *>(read_only.bytes() + i));
+	EXPECT_EQ(sum, 0u);
+	rv::Device dev = cache_device(n);
+	EXPECT_EQ(reg_errno(dev.fd(), read_only.addr(), MiB, recv), 0)
+		<< "REG_MEM of zero-page memory";
+	EXPECT_EQ(dev.cache_stats().failed, 0u);
+
+	rv::Mapping shared = rv::Mapping::anonymous(MiB);	// populated
+	struct Report {
+		int recv = -1;
+		int send = -1;
+		std::uint64_t failed = ~0ULL;
+	};
+	auto out = run_in_child<Report>([&] {
+		Report r;
+		rv::Device child = cache_device(n);
+		r.recv = reg_errno(child.fd(), shared.addr(), MiB / 2, recv);
+		r.send = reg_errno(child.fd(), shared.addr() + MiB / 2, MiB / 2,
+				   send);
+		r.failed = child.cache_stats().failed;
+		return r;
+	});
+	ASSERT_TRUE(out.ok()) << "exit " << out.exit_code << " signal " << out.signal;
+	EXPECT_EQ(out.report->recv, 0) << "REG_MEM of pages shared since fork";
+	EXPECT_EQ(out.report->send, 0) << "REG_MEM of pages shared since fork";
+	EXPECT_EQ(out.report->failed, 0u);
 }
 
 TEST(MrCache, DeregKeepsItCached)

@@ -21,6 +21,9 @@
 #define RV_MR_ACCESS_OK (IBV_ACCESS_KERNEL | IB_ACCESS_LOCAL_WRITE | \
 			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
 
+/* Registrations of a range that is invalidated while it is pinned. */
+#define RV_MR_REG_TRIES 3
+
 struct rv_mr {
 	struct rv_mr_entry entry;
 	struct rv_user *user;
@@ -85,6 +88,7 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 {
 	struct rv_user *user = container_of(cache, struct rv_user, cache);
 	struct rv_mr *mr = to_rv_mr(e);
+	unsigned int tries;
 	int ret;
 
 	mr->user = user;
@@ -92,15 +96,30 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 					   &rv_mr_mni_ops);
 	if (ret)
 		return ret;
-	mr->seq = mmu_interval_read_begin(&mr->mni);
-	mr->mr = ib_reg_user_mr(user->jdev->pd, e->addr, e->len, e->addr,
-				e->access & ~IBV_ACCESS_KERNEL);
-	if (IS_ERR(mr->mr)) {
-		ret = PTR_ERR(mr->mr);
-		mmu_interval_notifier_remove(&mr->mni);
-		return ret;
+	for (tries = 1;; tries++) {
+		mr->seq = mmu_interval_read_begin(&mr->mni);
+		mr->mr = ib_reg_user_mr(user->jdev->pd, e->addr, e->len,
+					e->addr, e->access & ~IBV_ACCESS_KERNEL);
+		if (IS_ERR(mr->mr)) {
+			ret = PTR_ERR(mr->mr);
+			mmu_interval_notifier_remove(&mr->mni);
+			return ret;
+		}
+		/*
+		 * Pinning for write breaks copy-on-write sharing (pages
+		 * shared with a parent or child since fork, the zero page
+		 * of memory only read so far), and each break invalidates
+		 * the range: the MR holds the new pages, but the sequence
+		 * moved. Once every page is the process's own, another
+		 * pass sees no invalidation unless something else (munmap
+		 * by another thread) really changed the range. The cache
+		 * checks the sequence again under its lock.
+		 */
+		if (!mmu_interval_read_retry(&mr->mni, mr->seq) ||
+		    tries == RV_MR_REG_TRIES)
+			return 0;
+		ib_dereg_mr(mr->mr);
 	}
-	return 0;
 }
 
 static void rv_mr_dereg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
