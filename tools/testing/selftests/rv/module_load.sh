@@ -42,7 +42,7 @@ kmsg_mark() {
 }
 
 # The rxe nodes the bench set up are there and ACTIVE.
-nodes=(${RV_NODES:-})
+read -ra nodes <<<"${RV_NODES:-}"
 active=0
 for d in "${nodes[@]}"; do
 	if [ "$(cat "/sys/class/infiniband/$d/ports/1/state" 2>/dev/null)" = "4: ACTIVE" ]; then
@@ -50,6 +50,17 @@ for d in "${nodes[@]}"; do
 	fi
 done
 tap_check "two rxe devices ACTIVE (${nodes[*]})" [ "$active" -ge 2 ]
+
+# The ib_client callbacks are seen through rv's pr_debug messages, which
+# need dynamic debug (Debian's kernel has it; the debug kernel does not).
+dyndbg_check() {
+	if [ -e /proc/dynamic_debug/control ] ||
+		[ -e /sys/kernel/debug/dynamic_debug/control ]; then
+		tap_check "$@"
+	else
+		tap_skip "$1" "no CONFIG_DYNAMIC_DEBUG in this kernel"
+	fi
+}
 
 # Defaults, and the ib_client's add callback for every device.
 kmsg_mark
@@ -67,7 +78,7 @@ done
 tap_check "default service_id" \
 	[ "$(cat $params/service_id)" = 0x1000125500000001 ]
 added=$(kmsg_since $mark | grep -c 'rv: added')
-tap_check "ib_client added ${#nodes[@]} devices (saw $added)" \
+dyndbg_check "ib_client added ${#nodes[@]} devices (saw $added)" \
 	[ "$added" -eq "${#nodes[@]}" ]
 
 # Device removal and re-adding reach the ib_client while rv is loaded.
@@ -76,11 +87,11 @@ if [ ${#nodes[@]} -ge 1 ]; then
 	netdev=$(rdma link show "$dev/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
 	kmsg_mark
 	rdma link delete "$dev"
-	tap_check "ib_client remove callback for $dev" \
+	dyndbg_check "ib_client remove callback for $dev" \
 		bash -c "dmesg | sed -n '/rv-selftest-mark $mark\$/,\$p' | grep -q '$dev: rv: removed'"
 	kmsg_mark
 	rdma link add "$dev" type rxe netdev "$netdev"
-	tap_check "ib_client add callback for re-added $dev" \
+	dyndbg_check "ib_client add callback for re-added $dev" \
 		bash -c "dmesg | sed -n '/rv-selftest-mark $mark\$/,\$p' | grep -q '$dev: rv: added'"
 	rxe_wait_active "$dev"
 fi

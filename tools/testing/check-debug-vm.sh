@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debug-kernel tier: the module tests again, on the debug kernel (KASAN,
+# lockdep, atomic-sleep checks, kmemleak, fault injection; see
+# tools/testing/kernel/debug.config). Builds that kernel once (cached
+# outside the clone, tools/testing/kernel/debug-kernel.sh) and rv.ko
+# against it, boots it with two rxe nodes and runs
+# tools/testing/selftests/rv/debug-suite.sh: the VM suite's groups, the
+# fuzzer's fixed-seed campaign and the allocation-failure sweep, each
+# followed by a kmemleak scan. Any KASAN, lockdep, atomic-sleep, refcount
+# or kmemleak report after the tests start fails the run (vm-run's kernel
+# log check); what the kernel reports during its own boot is saved to
+# build/vm/debug/kmemleak-boot.txt and the boot log, and does not count.
+#
+# The debug kernel moves rxe data ~30x slower: the data-integrity test
+# moves RV_CONN_TEST_BYTES (default here 8M) instead of 1 GiB.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${RV_BUILD_DIR:-$top/build}
+out=$build/vm/debug
+mkdir -p "$out"
+
+bail() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+"$top/tools/testing/kernel/debug-kernel.sh" >"$out/kernel.env" ||
+	bail "building the debug kernel failed"
+RV_DEBUG_KDIR='' RV_DEBUG_DIR='' RV_DEBUG_KVER=''
+# shellcheck source=/dev/null
+. "$out/kernel.env"
+if [ ! -d "$RV_DEBUG_KDIR" ] || [ ! -d "$RV_DEBUG_DIR" ]; then
+	bail "debug-kernel.sh gave no kernel"
+fi
+
+echo "# building rv.ko against $RV_DEBUG_KVER" >&2
+ko=$("$top/tools/testing/kernel/build-rv-ko.sh" "$RV_DEBUG_KDIR" "$build/debug-rv") ||
+	bail "building rv.ko for the debug kernel failed"
+
+start=$SECONDS
+rc=0
+RV_KO=$ko RV_CONN_TEST_BYTES=${RV_CONN_TEST_BYTES:-8M} \
+	"$top/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --rxe 2 \
+	--timeout "${RV_DEBUG_TIMEOUT:-3600}" --out "$out" \
+	-- "$top/tools/testing/selftests/rv/debug-suite.sh" || rc=$?
+echo "# debug-kernel suite: $((SECONDS - start)) s, vm-run status $rc" >&2
+if [ -s "$out/kmemleak-boot.txt" ]; then
+	echo "# kmemleak during boot (not counted): $(grep -c 'unreferenced object' "$out/kmemleak-boot.txt") objects" >&2
+fi
+exit "$rc"
