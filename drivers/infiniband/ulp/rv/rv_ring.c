@@ -76,6 +76,8 @@ void rv_ring_free(struct rv_ring *ring)
  */
 int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma)
 {
+	int ret;
+
 	if (!ring->num || vma->vm_pgoff ||
 	    vma_pages(vma) != PAGE_ALIGN(ring->len) >> PAGE_SHIFT ||
 	    !(vma->vm_flags & VM_SHARED))
@@ -83,7 +85,10 @@ int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma)
 	if (test_and_set_bit(0, &ring->mapped))
 		return -EINVAL;
 	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
-	return remap_vmalloc_range(vma, ring->buf, 0);
+	ret = remap_vmalloc_range(vma, ring->buf, 0);
+	if (ret)	/* e.g. no memory for page tables: may be tried again */
+		clear_bit(0, &ring->mapped);
+	return ret;
 }
 
 static void rv_ring_fill(struct rv_ring *ring, void *slot, u8 event_type,
