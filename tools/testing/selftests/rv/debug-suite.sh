@@ -4,9 +4,10 @@
 # The rv tests run on the debug kernel (KASAN, lockdep, atomic-sleep,
 # kmemleak, fault injection), inside the test VM, by
 # tools/testing/check-debug-vm.sh: vm-run --kernel-dir ... --rxe 2 --
-# debug-suite.sh. The groups of vm-suite.sh (RV_DEBUG_GROUPS: which
-# scripts of this directory), each followed by a kmemleak scan
-# (kmemleak.sh). vm-run fails the run if the kernel logged a report.
+# debug-suite.sh. The groups of vm-suite.sh, the fuzzer's fixed-seed
+# campaign and the allocation-failure sweep (RV_DEBUG_GROUPS: which
+# scripts of this directory), each followed by group-check.sh: its kernel
+# log must be clean and kmemleak must find nothing.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,15 +18,17 @@ modprobe rdma_rxe
 modprobe ib_uverbs
 modprobe ib_cm
 
-# tap-run runs programs without arguments: one small script per scan.
+echo "<5>rv-debug-suite: start" >/dev/kmsg
+
+# tap-run runs programs without arguments: one small script per check.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run=()
-for group in ${RV_DEBUG_GROUPS:-module_load ioctl conn}; do
+for group in ${RV_DEBUG_GROUPS:-module_load ioctl conn fault}; do
 	run+=("$here/$group.sh")
-	printf '#!/bin/sh\nexec %q %q\n' "$here/kmemleak.sh" "$group" \
-		>"$tmp/kmemleak-after-$group"
-	chmod +x "$tmp/kmemleak-after-$group"
-	run+=("$tmp/kmemleak-after-$group")
+	printf '#!/bin/sh\nexec %q %q\n' "$here/group-check.sh" "$group" \
+		>"$tmp/check-after-$group"
+	chmod +x "$tmp/check-after-$group"
+	run+=("$tmp/check-after-$group")
 done
 "$top/tools/testing/vm/tap-run" "${run[@]}"
