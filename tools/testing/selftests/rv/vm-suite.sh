@@ -14,7 +14,13 @@ modprobe ib_uverbs
 # rv needs the IB CM; insmod does not load dependencies
 modprobe ib_cm
 
+# The soak's link losses: packets dropped with the links up. Real link
+# flaps (ip link down/up) can leave soft RoCE's management QP dead for good
+# (see userspace/tests/vm/soak/README.md); `make soak` runs them on demand.
+export RV_SOAK_FLAP_MODE=${RV_SOAK_FLAP_MODE:-drop}
+
 exec "$top/tools/testing/vm/tap-run" \
 	"$here/module_load.sh" \
 	"$here/ioctl.sh" \
-	"$here/conn.sh"
+	"$here/conn.sh" \
+	"$here/soak.sh"
