@@ -125,6 +125,7 @@ struct rv_job_dev {
 	struct ib_pd *pd;
 	struct xarray users;		/* rv_index -> struct rv_user */
 	union ib_gid gid;		/* the GID at key.gid_index */
+	enum ib_gid_type gid_type;	/* and its type */
 	u32 loc_addr;			/* the first attach's loc_addr */
 	struct ib_cm_id *listen_id;	/* shared by the CM per service id */
 	struct mutex conn_mutex;	/* conns */

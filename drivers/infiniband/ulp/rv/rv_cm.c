@@ -162,7 +162,7 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	}
 	rv_cm_fill_pdata(s, &pd);
 	req.primary_path = &s->path;
-	req.ppath_sgid_attr = conn->sgid_attr;
+	req.ppath_sgid_attr = rv_sconn_sgid_attr(s);
 	req.service_id = cpu_to_be64(conn->jdev->key.service_id);
 	req.qp_num = s->qp->qp_num;
 	req.qp_type = IB_QPT_RC;
@@ -246,7 +246,7 @@ void rv_cm_start_connect(struct rv_sconn *s)
 	rdma_gid2ip(&dst.sa, &conn->dgid);
 	memset(&s->dev_addr, 0, sizeof(s->dev_addr));
 	s->dev_addr.net = &init_net;
-	s->dev_addr.sgid_attr = conn->sgid_attr;
+	s->dev_addr.sgid_attr = rv_sconn_sgid_attr(s);
 	rv_sconn_set_state(s, RV_SCONN_RESOLVING);
 	s->resolve_pending = true;
 	ret = rdma_resolve_ip(&src.sa, &dst.sa, &s->dev_addr,

@@ -28,8 +28,8 @@
 /* Initiator: delay before resending a REQ, growing to the maximum. */
 #define RV_RETRY_MIN_MS 20
 #define RV_RETRY_MAX_MS 1000
-/* How often a QP waiting for its port to come back looks again. */
-#define RV_PORT_POLL_MS 100
+/* How often a QP waiting until CM messages can leave its port looks again. */
+#define RV_SEND_POLL_MS 100
 
 static DEFINE_XARRAY_ALLOC1(rv_conn_ids);
 
@@ -144,25 +144,50 @@ static int rv_sconn_reset(struct rv_sconn *s)
 	mutex_lock(&s->mutex);
 
 	rv_qp_destroy(s);
-	if (s->state == RV_SCONN_FAILED || s->state == RV_SCONN_CLOSING)
+	if (s->state == RV_SCONN_FAILED || s->state == RV_SCONN_CLOSING) {
+		/* Nothing connects again: let go of the GID entry. */
+		if (s->sgid_attr)
+			rdma_put_gid_attr(s->sgid_attr);
+		s->sgid_attr = NULL;
 		return 0;
+	}
 	return rv_qp_create(s);
 }
 
 /*
- * Is the QP's port up? While it is down nothing is sent on it: no REQ,
- * and no DREQ (which destroying a connected CM id sends). Soft RoCE
- * (6.1) moves its management QP to the error state for good when a CM
- * message cannot leave a downed link, after which no CM traffic of that
- * device gets through.
+ * Under s->mutex: can CM messages leave through the QP's port? Its link
+ * must be up (port ACTIVE) and the job's GID in the port's table (its
+ * address not removed; when it comes back while the old entry is still
+ * referenced, at another index: s->sgid_attr follows it). While they
+ * cannot, nothing is sent: no REQ, and no DREQ (which destroying a
+ * connected CM id sends). Soft RoCE (6.1) moves its management QP to the
+ * error state for good when a CM message cannot leave (no link, no route
+ * from the source address), after which no CM traffic of that device gets
+ * through.
  */
-static bool rv_sconn_port_active(struct rv_sconn *s)
+static bool rv_sconn_can_send(struct rv_sconn *s)
 {
 	const struct rv_job_dev *jdev = s->conn->jdev;
+	struct ib_device *ibdev = jdev->dev->ib_dev;
+	const struct ib_gid_attr *attr;
 	enum ib_port_state state;
 
-	return !ib_get_cached_port_state(jdev->dev->ib_dev, jdev->key.port_num,
-					 &state) && state == IB_PORT_ACTIVE;
+	if (ib_get_cached_port_state(ibdev, jdev->key.port_num, &state) ||
+	    state != IB_PORT_ACTIVE)
+		return false;
+	attr = rdma_find_gid_by_port(ibdev, &jdev->gid, jdev->gid_type,
+				     jdev->key.port_num, NULL);
+	if (IS_ERR(attr))
+		return false;
+	/* The next attempt goes through the entry the GID has now. */
+	if (attr == rv_sconn_sgid_attr(s)) {
+		rdma_put_gid_attr(attr);
+	} else {
+		if (s->sgid_attr)
+			rdma_put_gid_attr(s->sgid_attr);
+		s->sgid_attr = attr;
+	}
+	return true;
 }
 
 /* Under s->mutex: a connected or connecting QP was lost. */
@@ -206,9 +231,9 @@ static void rv_sconn_rebuild(struct rv_sconn *s)
 {
 	if (rv_sconn_expired(s))
 		return;
-	if (!rv_sconn_port_active(s)) {
+	if (!rv_sconn_can_send(s)) {
 		mod_delayed_work(rv_wq, &s->work,
-				 msecs_to_jiffies(RV_PORT_POLL_MS));
+				 msecs_to_jiffies(RV_SEND_POLL_MS));
 		return;
 	}
 	if (rv_sconn_reset(s)) {
@@ -244,11 +269,11 @@ static void rv_sconn_work(struct work_struct *work)
 	case RV_SCONN_DELAY:
 		if (rv_sconn_expired(s))
 			break;
-		if (rv_sconn_port_active(s))
+		if (rv_sconn_can_send(s))
 			rv_cm_start_connect(s);
 		else
 			mod_delayed_work(rv_wq, &s->work,
-					 msecs_to_jiffies(RV_PORT_POLL_MS));
+					 msecs_to_jiffies(RV_SEND_POLL_MS));
 		break;
 	case RV_SCONN_WAITING:
 		rv_sconn_expired(s);
@@ -265,26 +290,39 @@ static void rv_sconn_work(struct work_struct *work)
 }
 
 /* Under conn->jdev->conn_mutex, on the first CONN_CONNECT. */
-static int rv_sconn_start(struct rv_sconn *s)
+/* CONN_CONNECT, before anything starts: the QP, or nothing and an errno. */
+static int rv_sconn_prepare(struct rv_sconn *s)
 {
 	int ret;
 
 	mutex_lock(&s->mutex);
-	s->t_start = ktime_get();
-	s->deadline = jiffies + rv_conn_timeout_s(s->conn) * HZ;
 	ret = rv_qp_create(s);
-	if (!ret) {
-		if (s->conn->server) {
-			rv_sconn_set_state(s, RV_SCONN_WAITING);
-			mod_delayed_work(rv_wq, &s->work,
-					 s->deadline - jiffies + 1);
-		} else {
-			rv_sconn_set_state(s, RV_SCONN_DELAY);
-			mod_delayed_work(rv_wq, &s->work, 0);
-		}
-	}
 	mutex_unlock(&s->mutex);
 	return ret;
+}
+
+/* CONN_CONNECT failed for another QP: back to where prepare found it. */
+static void rv_sconn_unprepare(struct rv_sconn *s)
+{
+	mutex_lock(&s->mutex);
+	rv_qp_destroy(s);
+	mutex_unlock(&s->mutex);
+}
+
+/* CONN_CONNECT, once every QP is prepared: wait for, or send, the REQ. */
+static void rv_sconn_start(struct rv_sconn *s)
+{
+	mutex_lock(&s->mutex);
+	s->t_start = ktime_get();
+	s->deadline = jiffies + rv_conn_timeout_s(s->conn) * HZ;
+	if (s->conn->server) {
+		rv_sconn_set_state(s, RV_SCONN_WAITING);
+		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
+	} else {
+		rv_sconn_set_state(s, RV_SCONN_DELAY);
+		mod_delayed_work(rv_wq, &s->work, 0);
+	}
+	mutex_unlock(&s->mutex);
 }
 
 static void rv_sconn_close(struct rv_sconn *s)
@@ -629,23 +667,22 @@ long rv_ioctl_conn_connect(const struct rv_ioctl_ctx *ctx)
 	ret = rv_cm_path_init(conn);
 	if (ret)
 		goto out;
-	conn->have_path = true;
+	/* Every QP first: a failure leaves the connection as it was. */
 	for (i = 0; i < conn->num_conn; i++) {
-		ret = rv_sconn_start(&conn->sconn[i]);
+		ret = rv_sconn_prepare(&conn->sconn[i]);
 		if (ret)
 			break;
 	}
 	if (ret) {
-		/* The connection cannot be used: it has failed for good. */
-		for (i = 0; i < conn->num_conn; i++) {
-			struct rv_sconn *s = &conn->sconn[i];
-
-			mutex_lock(&s->mutex);
-			rv_sconn_fail(s);
-			mod_delayed_work(rv_wq, &s->work, 0);
-			mutex_unlock(&s->mutex);
-		}
+		while (i--)
+			rv_sconn_unprepare(&conn->sconn[i]);
+		rdma_put_gid_attr(conn->sgid_attr);
+		conn->sgid_attr = NULL;
+		goto out;
 	}
+	conn->have_path = true;
+	for (i = 0; i < conn->num_conn; i++)
+		rv_sconn_start(&conn->sconn[i]);
 out:
 	mutex_unlock(&jdev->conn_mutex);
 	return ret;

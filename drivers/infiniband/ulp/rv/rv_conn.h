@@ -87,6 +87,13 @@ struct rv_sconn {
 	u32 attempts;			/* connect attempts since last success */
 	unsigned long deadline;		/* jiffies: give up after */
 
+	/*
+	 * Initiator: the table entry of the job's GID this QP's attempts
+	 * use (a reference), once it differs from the connection's: an
+	 * address that goes and comes back while the old entry is held
+	 * gets a new entry, and resolving through the old one fails.
+	 */
+	const struct ib_gid_attr *sgid_attr;
 	struct rdma_dev_addr dev_addr;	/* initiator: dmac resolution */
 	bool resolve_pending;
 	struct sa_path_rec path;	/* initiator: the REQ's primary path */
@@ -156,6 +163,13 @@ struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
 				     const union ib_gid *sgid, u16 slid);
 void rv_conn_put(struct rv_conn *conn);
 u32 rv_conn_timeout_s(const struct rv_conn *conn);
+
+/* Under s->mutex: the GID table entry this QP's attempts go through. */
+static inline const struct ib_gid_attr *
+rv_sconn_sgid_attr(const struct rv_sconn *s)
+{
+	return s->sgid_attr ? s->sgid_attr : s->conn->sgid_attr;
+}
 
 /* rv_cm.c */
 int rv_cm_listen(struct rv_job_dev *jdev);

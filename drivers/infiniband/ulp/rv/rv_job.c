@@ -31,6 +31,7 @@ static DEFINE_MUTEX(rv_jobs_lock);
 struct rv_attach_req {
 	char dev_name[RV_MAX_DEV_NAME_LEN];
 	u8 gid[16];
+	enum ib_gid_type gid_type;	/* of the GID at key.gid_index */
 	struct rv_job_key key;
 	struct rv_job_params params;
 	u32 mr_cache_mb;
@@ -149,6 +150,7 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	jdev->key = req->key;
 	jdev->params = req->params;
 	memcpy(jdev->gid.raw, req->gid, sizeof(jdev->gid.raw));
+	jdev->gid_type = req->gid_type;
 	jdev->loc_addr = req->loc_addr;
 	xa_init_flags(&jdev->users, XA_FLAGS_ALLOC);
 	mutex_init(&jdev->conn_mutex);
@@ -338,9 +340,12 @@ static int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
 	return 0;
 }
 
-/* The port must exist and be ACTIVE, the GID at gid_index must be gid. */
+/*
+ * The port must exist and be ACTIVE, the GID at gid_index must be gid;
+ * notes the GID's type.
+ */
 static int rv_attach_check_port(struct rv_device *dev,
-				const struct rv_attach_req *req)
+				struct rv_attach_req *req)
 {
 	struct ib_device *ibdev = dev->ib_dev;
 	const struct ib_gid_attr *attr;
@@ -359,6 +364,7 @@ static int rv_attach_check_port(struct rv_device *dev,
 	if (IS_ERR(attr))
 		return -ENOENT;
 	ret = memcmp(attr->gid.raw, req->gid, sizeof(req->gid)) ? -ENOENT : 0;
+	req->gid_type = attr->gid_type;
 	rdma_put_gid_attr(attr);
 	return ret;
 }
