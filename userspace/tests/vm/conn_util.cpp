@@ -370,7 +370,9 @@ std::string to_string(const rv::ConnStats &s)
 	  << s.send_write_cqe_fail << " recv_write_cqe " << s.recv_write_cqe
 	  << " recv_write_bytes " << s.recv_write_bytes << " recv_cqe_fail "
 	  << s.recv_cqe_fail << " post_hb " << s.post_hb << " recv_hb_cqe "
-	  << s.recv_hb_cqe;
+	  << s.recv_hb_cqe << " resolve " << s.resolve << " resolve_fail "
+	  << s.resolve_fail << " reresolve " << s.reresolve
+	  << " reresolve_fail " << s.reresolve_fail;
 	return o.str();
 }
 
@@ -1167,19 +1169,15 @@ std::string run_checked(const std::vector<std::string> &argv)
 	return r.out;
 }
 
-namespace {
-
-std::vector<std::string> split_words(const std::string &line)
+std::vector<std::string> split_words(const std::string &text)
 {
-	std::istringstream in(line);
+	std::istringstream in(text);
 	std::vector<std::string> w;
 	std::string s;
 	while (in >> s)
 		w.push_back(s);
 	return w;
 }
-
-} // namespace
 
 LinkState::LinkState(std::string netdev) : netdev_(std::move(netdev))
 {

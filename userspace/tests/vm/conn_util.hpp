@@ -467,6 +467,9 @@ void link_flap(const Node &n, milliseconds down_for);
 // with its output unless it exits 0. Returns stdout.
 std::string run_checked(const std::vector<std::string> &argv);
 
+// The whitespace-separated words of text.
+[[nodiscard]] std::vector<std::string> split_words(const std::string &text);
+
 } // namespace rv::test
 
 #endif // RV_TEST_VM_CONN_UTIL_HPP

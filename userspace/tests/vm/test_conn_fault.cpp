@@ -72,13 +72,15 @@ std::optional<std::string> node_change_skip(const Node &n)
 
 } // namespace
 
-TEST(ConnFault, LinkDownUpMidTransfer)
+namespace {
+
+// A verified transfer from node 0 to node 1 during which flap(down_for)
+// takes node 1 away for a while (what: "link", "address"): every write
+// completes exactly once, the QPs recover within reconnect_timeout and
+// traffic resumes on re-established QPs, every byte arrives.
+void flap_mid_transfer(const Node &n0, const Node &n1, const std::string &what,
+		       const std::function<void(milliseconds)> &flap)
 {
-	RV_NODE_OR_SKIP(n0, 0);
-	RV_NODE_OR_SKIP(n1, 1);
-	RV_ROOT_OR_SKIP();
-	if (const auto why = node_change_skip(n1))
-		GTEST_SKIP() << *why;
 	const rv::JobKey key = rv::random_job_key();
 	SideConfig cfg;
 	cfg.reconnect_timeout = 30;
@@ -115,12 +117,12 @@ TEST(ConnFault, LinkDownUpMidTransfer)
 			return;
 		flapped = true;
 		flap_start = steady::now();
-		note("link " + n1.netdev + " down for " +
+		note(what + " of " + n1.netdev + " down for " +
 		     std::to_string(down_for.count()) + " ms after " +
 		     std::to_string(bytes >> 20) + " MiB");
 		flapper = std::thread([&] {
 			try {
-				link_flap(n1, down_for);
+				flap(down_for);
 			} catch (const std::exception &e) {
 				flap_error = e.what();
 			}
@@ -131,9 +133,9 @@ TEST(ConnFault, LinkDownUpMidTransfer)
 		flapper.join();
 	const double after_flap = std::chrono::duration<double>(steady::now() - flap_start).count();
 	note("sender: " + to_string(res.send));
-	note("transfer ended " + std::to_string(after_flap) + " s after the link went down");
+	note("transfer ended " + std::to_string(after_flap) + " s after the " + what + " went down");
 
-	ASSERT_TRUE(flapped) << "the transfer ended before the link flap";
+	ASSERT_TRUE(flapped) << "the transfer ended before the " << what << " flap";
 	EXPECT_EQ(flap_error, "");
 	const SendReport &s = res.send;
 	EXPECT_EQ(s.result, 0) << to_string(s);
@@ -169,6 +171,20 @@ TEST(ConnFault, LinkDownUpMidTransfer)
 	child.chan().send(msg_fin);
 	Peer::Status st = child.wait(seconds(60));
 	EXPECT_TRUE(st.ok()) << st.str();
+}
+
+} // namespace
+
+TEST(ConnFault, LinkDownUpMidTransfer)
+{
+	RV_NODE_OR_SKIP(n0, 0);
+	RV_NODE_OR_SKIP(n1, 1);
+	RV_ROOT_OR_SKIP();
+	if (const auto why = node_change_skip(n1))
+		GTEST_SKIP() << *why;
+	flap_mid_transfer(n0, n1, "link", [&](milliseconds down_for) {
+		link_flap(n1, down_for);
+	});
 }
 
 namespace {
@@ -279,63 +295,13 @@ TEST(ConnFault, PeerClosesItsFile)
 	EXPECT_TRUE(child.wait(seconds(30)).ok());
 }
 
-// Node 1's RDMA device is removed (rdma link delete) with writes in
-// flight: rv gives up every verbs object of the job at once, so the
-// removal neither hangs nor leaves the kernel anything to warn about;
-// this side's connection has failed for good (posts EIO, CONN_CONNECTED
-// EIO), each post still completes exactly once, and REG_MEM says ENODEV.
-// The device is added again afterwards. Destructive: run by conn.sh.
-TEST(ConnFault, DeviceRemovedMidTraffic)
+namespace {
+
+// Node 1 is ACTIVE again within 10 s.
+bool node_active(const Node &n)
 {
-	RV_NODE_OR_SKIP(n0, 0);
-	RV_NODE_OR_SKIP(n1, 1);
-	RV_ROOT_OR_SKIP();
-	if (const auto why = node_change_skip(n1))
-		GTEST_SKIP() << *why;
-
-	const rv::JobKey key = rv::random_job_key();
-	SideConfig cfg;
-	cfg.reconnect_timeout = 5;
-	Peer child([&](Channel &ch) { return lossy_peer(ch, n0, n1, key, cfg); });
-	Side me(n1, n0, key, cfg);
-	me.create_and_connect(seconds(120));
-	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
-	rv::Mapping buf = rv::Mapping::anonymous(MiB);
-
-	bool removed = false;
-	LossLog log = watch_loss(
-		me, peer,
-		[&] {
-			run_checked({"rdma", "link", "delete", n1.dev});
-			removed = true;
-		},
-		seconds(1), seconds(60));
-	note("after the removal: " + log.str());
-	ASSERT_TRUE(removed);
-	EXPECT_GT(log.cqe_ok, 0u) << "no write succeeded before the removal";
-	EXPECT_EQ(log.post_other, 0u) << "post failed with " << std::strerror(log.last_other);
-	EXPECT_EQ(log.connected_other_err, 0u) << "CONN_CONNECTED failed with another errno";
-	EXPECT_EQ(log.cqe_unknown, 0u);
-	EXPECT_EQ(log.outstanding_end, 0u) << "posts without a completion";
-	EXPECT_TRUE(log.failed_for_good_s.has_value()) << log.str();
-	EXPECT_EQ(log.final_connected, -1);
-	EXPECT_EQ(log.last_post_err, EIO);
-	EXPECT_EQ(log.final_count_err, EIO);
-	try {
-		rv::MemoryRegion mr = me.dev().reg_mem(buf.data(), buf.size(),
-						       rv::access::psm3_recv);
-		ADD_FAILURE() << "REG_MEM worked without a device";
-	} catch (const std::system_error &e) {
-		EXPECT_EQ(e.code().value(), ENODEV) << e.what();
-	}
-
-	child.chan().send(msg_fin);
-	EXPECT_TRUE(child.wait(seconds(60)).ok());
-
-	// Put the node back for whatever runs next.
-	run_checked({"rdma", "link", "add", n1.dev, "type", "rxe", "netdev", n1.netdev});
-	const std::string state = "/sys/class/infiniband/" + n1.dev + "/ports/1/state";
-	const bool active = wait_until(
+	const std::string state = "/sys/class/infiniband/" + n.dev + "/ports/1/state";
+	return wait_until(
 		[&] {
 			std::ifstream f(state);
 			std::string line;
@@ -343,5 +309,122 @@ TEST(ConnFault, DeviceRemovedMidTraffic)
 			       line.find("ACTIVE") != std::string::npos;
 		},
 		milliseconds(10000));
-	EXPECT_TRUE(active) << n1.dev << " did not come back";
+}
+
+// Node 1's RDMA device goes away under a connection with writes in
+// flight (gone()): rv gives up every verbs object of the job at once, so
+// the removal neither hangs nor leaves the kernel anything to warn about.
+// This side's connection fails for good (posts EIO, CONN_CONNECTED EIO),
+// each post completes exactly once, the ring stays readable and REG_MEM
+// says ENODEV. back() puts the device back; then a new job attaches on
+// it and connects.
+void device_goes_away(const Node &n0, const Node &n1,
+		      const std::function<void()> &gone,
+		      const std::function<void()> &back)
+{
+	const rv::JobKey key = rv::random_job_key();
+	SideConfig cfg;
+	cfg.reconnect_timeout = 5;
+	Peer child([&](Channel &ch) { return lossy_peer(ch, n0, n1, key, cfg); });
+	std::optional<Side> me;
+	me.emplace(n1, n0, key, cfg);
+	me->create_and_connect(seconds(120));
+	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
+	rv::Mapping buf = rv::Mapping::anonymous(MiB);
+
+	bool done = false;
+	LossLog log = watch_loss(
+		*me, peer,
+		[&] {
+			gone();
+			done = true;
+		},
+		seconds(1), seconds(cfg.reconnect_timeout + 60));
+	note("after the loss: " + log.str());
+	ASSERT_TRUE(done);
+	EXPECT_GT(log.cqe_ok, 0u) << "no write succeeded before the loss";
+	EXPECT_EQ(log.cqe_unknown, 0u);
+	EXPECT_EQ(log.outstanding_end, 0u) << "posts without a completion";
+	(void)me->drain();	// the ring is still mapped and readable
+	EXPECT_EQ(log.post_other, 0u) << "post failed with " << std::strerror(log.last_other);
+	EXPECT_EQ(log.connected_other_err, 0u) << "CONN_CONNECTED failed with another errno";
+	EXPECT_TRUE(log.failed_for_good_s.has_value()) << log.str();
+	EXPECT_EQ(log.final_connected, -1);
+	EXPECT_EQ(log.last_post_err, EIO);
+	EXPECT_EQ(log.final_count_err, EIO);
+	try {
+		rv::MemoryRegion mr = me->dev().reg_mem(buf.data(), buf.size(),
+							rv::access::psm3_recv);
+		ADD_FAILURE() << "REG_MEM worked without a device";
+	} catch (const std::system_error &e) {
+		EXPECT_EQ(e.code().value(), ENODEV) << e.what();
+	}
+	me.reset();	// close works
+	child.chan().send(msg_fin);
+	EXPECT_TRUE(child.wait(seconds(60)).ok());
+
+	// Put the node back for whatever runs next, and use it again.
+	back();
+	EXPECT_TRUE(node_active(n0)) << n0.dev << " is not ACTIVE";
+	ASSERT_TRUE(node_active(n1)) << n1.dev << " did not come back";
+	const Node m0 = current(n0, seconds(10));
+	const Node m1 = current(n1, seconds(10));
+	const rv::JobKey key2 = rv::random_job_key();
+	Peer other([&](Channel &ch) {
+		Side s(m0, m1, key2);
+		s.create_and_connect(seconds(120));
+		ch.send(msg_ready);
+		ch.expect(msg_fin, seconds(120));
+		return 0;
+	});
+	Side again(m1, m0, key2);
+	EXPECT_NO_THROW(again.create_and_connect(seconds(120)))
+		<< "a new job on the node that came back: " << to_string(again.conn().stats());
+	EXPECT_NO_THROW(other.chan().expect(msg_ready, seconds(120)));
+	other.chan().send(msg_fin);
+	EXPECT_TRUE(other.wait(seconds(60)).ok());
+}
+
+void add_rxe(const Node &n)
+{
+	run_checked({"rdma", "link", "add", n.dev, "type", "rxe", "netdev", n.netdev});
+}
+
+} // namespace
+
+// Node 1's RDMA device is removed (rdma link delete). Destructive: run by
+// conn.sh.
+TEST(ConnFault, DeviceRemovedMidTraffic)
+{
+	RV_NODE_OR_SKIP(n0, 0);
+	RV_NODE_OR_SKIP(n1, 1);
+	RV_ROOT_OR_SKIP();
+	if (const auto why = node_change_skip(n1))
+		GTEST_SKIP() << *why;
+	device_goes_away(
+		n0, n1,
+		[&] { run_checked({"rdma", "link", "delete", n1.dev}); },
+		[&] { add_rxe(n1); });
+}
+
+// The driver goes (rmmod rdma_rxe): every device leaves through rv's
+// ib_client remove callback, with the job's writes in flight. Then the
+// driver and both devices come back. Destructive: run by conn.sh.
+TEST(ConnFault, DriverUnloadedMidTraffic)
+{
+	RV_NODE_OR_SKIP(n0, 0);
+	RV_NODE_OR_SKIP(n1, 1);
+	RV_ROOT_OR_SKIP();
+	if (const auto why = node_change_skip(n1))
+		GTEST_SKIP() << *why;
+	if (const auto why = node_change_skip(n0))
+		GTEST_SKIP() << *why;
+	device_goes_away(
+		n0, n1,
+		[&] { run_checked({"rmmod", "rdma_rxe"}); },
+		[&] {
+			run_checked({"modprobe", "rdma_rxe"});
+			add_rxe(n0);
+			add_rxe(n1);
+		});
 }

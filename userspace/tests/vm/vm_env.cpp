@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 #include <system_error>
+#include <thread>
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -107,11 +108,13 @@ std::vector<Node> discover_nodes()
 				n.dev, 1, n.ip ? std::optional(n.ip) : std::nullopt);
 		} catch (const std::system_error &) {
 		}
-		if (i < gid_indexes.size())
+		// The table as it is now wins: an address that went away and
+		// came back may have another index than at setup.
+		if (found)
+			n.gid_index = found->index;
+		else if (i < gid_indexes.size())
 			n.gid_index = static_cast<std::uint16_t>(
 				std::strtoul(gid_indexes[i].c_str(), nullptr, 10));
-		else if (found)
-			n.gid_index = found->index;
 		if (!n.ip && found)
 			n.ip = found->ipv4;
 		// What the GID table holds at that index; without sysfs
@@ -129,6 +132,24 @@ const std::vector<Node> &nodes()
 {
 	static const std::vector<Node> all = discover_nodes();
 	return all;
+}
+
+Node current(const Node &n, std::chrono::milliseconds timeout)
+{
+	const rv::RdmaSysfs sysfs;
+	const auto end = std::chrono::steady_clock::now() + timeout;
+	for (;;) {
+		try {
+			Node m = n;
+			m.gid_index = sysfs.find_roce_v2_ipv4_gid(n.dev, 1, n.ip).index;
+			m.gid = sysfs.gid(n.dev, 1, m.gid_index).value_or(n.gid);
+			return m;
+		} catch (const std::system_error &) {
+			if (std::chrono::steady_clock::now() >= end)
+				throw;
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	}
 }
 
 std::optional<Node> node(std::size_t i)

@@ -13,6 +13,7 @@
 #ifndef RV_TEST_VM_ENV_HPP
 #define RV_TEST_VM_ENV_HPP
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -48,6 +49,11 @@ struct Node {
 [[nodiscard]] const std::vector<Node> &nodes();
 // Node i, or nullopt if there are fewer.
 [[nodiscard]] std::optional<Node> node(std::size_t i);
+
+// n with the index its IPv4 GID has in the table now (after its device or
+// address came back), waiting up to timeout for the GID to appear. Throws
+// std::system_error(ENOENT) if it does not.
+[[nodiscard]] Node current(const Node &n, std::chrono::milliseconds timeout);
 
 // Attach parameters for node n: PSM3's defaults, port 1, the node's GID,
 // index and address, and a fresh random job key (or key).
