@@ -20,12 +20,25 @@ KBUILD_ARGS := -C $(KDIR) M=$(MODDIR) CONFIG_INFINIBAND_RV=m \
 
 PREFIX ?= /usr/local
 DESTDIR ?=
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/rv
+# Vendor locations, outside PREFIX like rv.ko and the uAPI header: udev
+# and systemd-modules-load read them; /etc stays the admin's (README).
+UDEVRULESDIR ?= /usr/lib/udev/rules.d
+MODULESLOADDIR ?= /usr/lib/modules-load.d
+# Extra arguments for configuring userspace, e.g. -DRV_BUILD_TESTS=OFF.
+CMAKE_ARGS ?=
+
+# The project version (userspace/CMakeLists.txt); dkms.conf carries it too.
+VERSION := $(shell sed -n 's/^[[:space:]]*VERSION \([0-9][0-9.]*\)$$/\1/p' \
+	userspace/CMakeLists.txt | head -n 1)
+DKMS_SRC = $(DESTDIR)/usr/src/rv-$(VERSION)
 
 export RV_BUILD_DIR := $(BUILD)
 export RV_KO KVER
 
 .PHONY: all modules sparse userspace deps check demo bench install \
-	uninstall clean help
+	uninstall dkms-source dkms-install dkms-uninstall clean help
 
 all: modules userspace
 
@@ -36,6 +49,8 @@ help:
 	@echo "make demo       boot the test VM, load rxe and rv, query /dev/rv"
 	@echo "make bench      rvbench in the test VM (BENCH_ARGS, default: reg)"
 	@echo "make install    install rv.ko, the uAPI header, librv and tools"
+	@echo "make uninstall  remove what make install installed"
+	@echo "make dkms-install  rv $(VERSION) with DKMS, for every kernel with headers"
 	@echo "variables: KDIR=<kernel build dir> (default: $(KDIR))"
 
 modules:
@@ -49,7 +64,8 @@ sparse:
 
 userspace:
 	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DRV_INSTALL_UAPI_HEADER=OFF
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) -DRV_INSTALL_UAPI_HEADER=OFF \
+		-DRV_UAPI_INSTALL_INCLUDEDIR=/usr/include $(CMAKE_ARGS)
 	cmake --build $(BUILD)/userspace -j$$(nproc)
 
 deps:
@@ -65,20 +81,71 @@ BENCH_ARGS ?= reg
 bench: deps modules userspace
 	tools/testing/vm/vm-run --rxe 2 --timeout 3600 -- tools/testing/bench.sh $(BENCH_ARGS)
 
+# What `make install` puts outside the CMake install (which keeps its own
+# manifest), relative to DESTDIR.
+INSTALLED_FILES = /lib/modules/$(KVER)/extra/rv.ko \
+	/usr/include/rdma/rv_user_ioctls.h \
+	$(UDEVRULESDIR)/60-rv.rules \
+	$(MODULESLOADDIR)/rv.conf \
+	$(DOCDIR)/examples/modprobe.d/rv.conf \
+	$(MANDIR)/man4/rv.4
+
 install: modules userspace
 	install -D -m 0644 $(RV_KO) $(DESTDIR)/lib/modules/$(KVER)/extra/rv.ko
 	install -D -m 0644 include/uapi/rdma/rv_user_ioctls.h \
 		$(DESTDIR)/usr/include/rdma/rv_user_ioctls.h
+	install -D -m 0644 packaging/udev/60-rv.rules \
+		$(DESTDIR)$(UDEVRULESDIR)/60-rv.rules
+	install -D -m 0644 packaging/modules-load.d/rv.conf \
+		$(DESTDIR)$(MODULESLOADDIR)/rv.conf
+	install -D -m 0644 packaging/modprobe.d/rv.conf \
+		$(DESTDIR)$(DOCDIR)/examples/modprobe.d/rv.conf
+	install -D -m 0644 man/rv.4 $(DESTDIR)$(MANDIR)/man4/rv.4
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)/userspace --prefix $(PREFIX)
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
+# The CMake part from the manifest of the last install (paths without
+# DESTDIR), then the directories only rv uses, when left empty.
+MANIFEST = $(BUILD)/userspace/install_manifest.txt
+
 uninstall:
-	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/rv.ko
-	rm -f $(DESTDIR)/usr/include/rdma/rv_user_ioctls.h
-	if [ -f $(BUILD)/userspace/install_manifest.txt ]; then \
-		sed 's|^|$(DESTDIR)|' $(BUILD)/userspace/install_manifest.txt | \
-		xargs -r -d '\n' rm -f; fi
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
+	if [ -f $(MANIFEST) ]; then \
+		sed 's|^|$(DESTDIR)|' $(MANIFEST) | xargs -r -d '\n' rm -f; fi
+	{ printf '%s\n' $(DOCDIR)/examples/modprobe.d $(DOCDIR)/examples \
+		$(DOCDIR); if [ -f $(MANIFEST) ]; then \
+		sed -n 's|/[^/]*$$||p' $(MANIFEST) | grep '/rv$$' | sort -u; fi; } | \
+		while read -r d; do rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+# DKMS: the module's sources, dkms.conf and the uAPI header in
+# /usr/src/rv-VERSION, the layout dkms.conf builds from.
+dkms-source:
+	@test -n "$(VERSION)" || { echo "no version in userspace/CMakeLists.txt" >&2; exit 1; }
+	@grep -qx 'PACKAGE_VERSION="$(VERSION)"' dkms.conf || \
+		{ echo "dkms.conf: PACKAGE_VERSION is not $(VERSION)" >&2; exit 1; }
+	rm -rf $(DKMS_SRC)
+	install -D -m 0644 dkms.conf $(DKMS_SRC)/dkms.conf
+	install -D -m 0644 -t $(DKMS_SRC)/drivers/infiniband/ulp/rv \
+		$(MODDIR)/Makefile $(MODDIR)/Kconfig $(wildcard $(MODDIR)/*.h) \
+		$(filter-out %.mod.c,$(wildcard $(MODDIR)/*.c))
+	install -D -m 0644 include/uapi/rdma/rv_user_ioctls.h \
+		$(DKMS_SRC)/include/uapi/rdma/rv_user_ioctls.h
+
+# Registers the source with DKMS, then builds and installs rv.ko for every
+# kernel that has its headers; DKMS builds it for kernels installed later
+# (AUTOINSTALL). DKMS's copy (updates/dkms) wins over `make install`'s
+# (extra): use one or the other.
+dkms-install: dkms-source
+	dkms status rv/$(VERSION) | grep -q . || dkms add rv/$(VERSION)
+	for b in /lib/modules/*/build; do \
+		[ -d "$$b/" ] || continue; k=$${b%/build}; \
+		dkms install rv/$(VERSION) -k $${k##*/} || exit 1; \
+	done
+
+dkms-uninstall:
+	-dkms remove rv/$(VERSION) --all
+	rm -rf $(DKMS_SRC)
 
 clean:
 	if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(MODDIR) clean; fi

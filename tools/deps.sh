@@ -23,6 +23,8 @@ pkgs=(
 	python3 binutils
 	# the debug test kernel (KASAN, lockdep, kmemleak, KUnit)
 	bc bison flex libelf-dev libssl-dev
+	# the install tier: DKMS builds, man pages rendered by groff
+	dkms groff-base
 )
 
 missing=()

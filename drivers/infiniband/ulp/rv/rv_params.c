@@ -6,17 +6,40 @@
  */
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
+#include <linux/stringify.h>
 
 #include "rv.h"
 
+/*
+ * Defaults and ranges. The descriptions modinfo shows are built from the
+ * same values: "what (unit, min..max, default N)".
+ */
+#define RV_NUM_CONN_DEF			4
+#define RV_NUM_CONN_MIN			1
+#define RV_Q_DEPTH_DEF			4000
+#define RV_Q_DEPTH_MIN			16
+#define RV_Q_DEPTH_MAX			65536
+#define RV_MR_CACHE_SIZE_DEF		256
+#define RV_MR_CACHE_SIZE_GPU_DEF	1024
+#define RV_MR_CACHE_SIZE_MIN		1
+#define RV_MR_CACHE_SIZE_MAX		1048576
+#define RV_MIN_HB_INTERVAL_DEF		100
+#define RV_MIN_HB_INTERVAL_MAX		60000
+#define RV_MAX_RECONNECT_TIMEOUT_DEF	300
+#define RV_MAX_RECONNECT_TIMEOUT_MAX	3600
+
+#define RV_PARM_DESC(name, unit, min, max, def, what) \
+	MODULE_PARM_DESC(name, what " (" unit ", " __stringify(min) ".." \
+			 __stringify(max) ", default " __stringify(def) ")")
+
 struct rv_params rv_params = {
-	.num_conn = 4,
-	.q_depth = 4000,
-	.mr_cache_size = 256,
-	.mr_cache_size_gpu = 1024,
+	.num_conn = RV_NUM_CONN_DEF,
+	.q_depth = RV_Q_DEPTH_DEF,
+	.mr_cache_size = RV_MR_CACHE_SIZE_DEF,
+	.mr_cache_size_gpu = RV_MR_CACHE_SIZE_GPU_DEF,
 	.service_id = 0x1000125500000001ULL,
-	.min_hb_interval = 100,
-	.max_reconnect_timeout = 300,
+	.min_hb_interval = RV_MIN_HB_INTERVAL_DEF,
+	.max_reconnect_timeout = RV_MAX_RECONNECT_TIMEOUT_DEF,
 };
 
 struct rv_uint_range {
@@ -61,37 +84,47 @@ enum {
 };
 
 static struct rv_uint_range rv_ranges[] = {
-	[RV_P_NUM_CONN] = { &rv_params.num_conn, 1, RV_MAX_NUM_CONN },
-	[RV_P_Q_DEPTH] = { &rv_params.q_depth, 16, 65536 },
-	[RV_P_MR_CACHE_SIZE] = { &rv_params.mr_cache_size, 1, 1048576 },
-	[RV_P_MR_CACHE_SIZE_GPU] = { &rv_params.mr_cache_size_gpu, 1, 1048576 },
-	[RV_P_MIN_HB_INTERVAL] = { &rv_params.min_hb_interval, 0, 60000 },
-	[RV_P_MAX_RECONNECT_TIMEOUT] = {
-		&rv_params.max_reconnect_timeout, 0, 3600 },
+	[RV_P_NUM_CONN] = { &rv_params.num_conn, RV_NUM_CONN_MIN,
+			    RV_MAX_NUM_CONN },
+	[RV_P_Q_DEPTH] = { &rv_params.q_depth, RV_Q_DEPTH_MIN,
+			   RV_Q_DEPTH_MAX },
+	[RV_P_MR_CACHE_SIZE] = { &rv_params.mr_cache_size,
+				 RV_MR_CACHE_SIZE_MIN, RV_MR_CACHE_SIZE_MAX },
+	[RV_P_MR_CACHE_SIZE_GPU] = { &rv_params.mr_cache_size_gpu,
+				     RV_MR_CACHE_SIZE_MIN,
+				     RV_MR_CACHE_SIZE_MAX },
+	[RV_P_MIN_HB_INTERVAL] = { &rv_params.min_hb_interval, 0,
+				   RV_MIN_HB_INTERVAL_MAX },
+	[RV_P_MAX_RECONNECT_TIMEOUT] = { &rv_params.max_reconnect_timeout, 0,
+					 RV_MAX_RECONNECT_TIMEOUT_MAX },
 };
 
 module_param_cb(num_conn, &rv_uint_range_ops, &rv_ranges[RV_P_NUM_CONN], 0444);
-MODULE_PARM_DESC(num_conn,
-		 "RC QPs per job to each remote node (1..16, default 4)");
+RV_PARM_DESC(num_conn, "QPs", RV_NUM_CONN_MIN, RV_MAX_NUM_CONN, RV_NUM_CONN_DEF,
+	     "RC QPs per job to each remote node, when ATTACH passes 0");
 module_param_cb(q_depth, &rv_uint_range_ops, &rv_ranges[RV_P_Q_DEPTH], 0444);
-MODULE_PARM_DESC(q_depth,
-		 "send queue depth per connection, split over its QPs (16..65536, default 4000)");
+RV_PARM_DESC(q_depth, "WRs", RV_Q_DEPTH_MIN, RV_Q_DEPTH_MAX, RV_Q_DEPTH_DEF,
+	     "send queue depth per connection, split over its QPs, when ATTACH passes 0");
 module_param_cb(mr_cache_size, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MR_CACHE_SIZE], 0444);
-MODULE_PARM_DESC(mr_cache_size,
-		 "MB of MR cache per process (1..1048576, default 256)");
+RV_PARM_DESC(mr_cache_size, "MB", RV_MR_CACHE_SIZE_MIN, RV_MR_CACHE_SIZE_MAX,
+	     RV_MR_CACHE_SIZE_DEF,
+	     "MR cache per process, when ATTACH passes 0");
 module_param_cb(mr_cache_size_gpu, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MR_CACHE_SIZE_GPU], 0444);
-MODULE_PARM_DESC(mr_cache_size_gpu,
-		 "MB of MR cache per process attached with RV_RDMA_MODE_UPSIZE_CPU (1..1048576, default 1024)");
+RV_PARM_DESC(mr_cache_size_gpu, "MB", RV_MR_CACHE_SIZE_MIN,
+	     RV_MR_CACHE_SIZE_MAX, RV_MR_CACHE_SIZE_GPU_DEF,
+	     "MR cache per process that attaches with RV_RDMA_MODE_UPSIZE_CPU");
 module_param_cb(min_hb_interval, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MIN_HB_INTERVAL], 0444);
-MODULE_PARM_DESC(min_hb_interval,
-		 "shortest heartbeat interval in ms a job may use; shorter requests are raised to it (0..60000, default 100)");
+RV_PARM_DESC(min_hb_interval, "ms", 0, RV_MIN_HB_INTERVAL_MAX,
+	     RV_MIN_HB_INTERVAL_DEF,
+	     "shortest heartbeat interval a job may use; shorter requests are raised to it");
 module_param_cb(max_reconnect_timeout, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MAX_RECONNECT_TIMEOUT], 0444);
-MODULE_PARM_DESC(max_reconnect_timeout,
-		 "longest reconnect_timeout in s a job may use; longer requests are cut to it (0..3600, default 300)");
+RV_PARM_DESC(max_reconnect_timeout, "s", 0, RV_MAX_RECONNECT_TIMEOUT_MAX,
+	     RV_MAX_RECONNECT_TIMEOUT_DEF,
+	     "longest reconnect window a job may use; longer requests are cut to it and ATTACH reports the value in use");
 
 static int rv_param_set_service_id(const char *buf,
 				   const struct kernel_param *kp)
@@ -119,4 +152,4 @@ static const struct kernel_param_ops rv_service_id_ops = {
 
 module_param_cb(service_id, &rv_service_id_ops, NULL, 0444);
 MODULE_PARM_DESC(service_id,
-		 "default IB CM service id, default 0x1000125500000001");
+		 "IB CM service id, when ATTACH passes 0 (64-bit, non-zero, default 0x1000125500000001)");
