@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kunit.sh: run rv's KUnit suites (rv_mr_cache, rv_ring, rv_wire) on the
-# debug kernel.
+# kunit.sh: run rv's KUnit suites (rv_mr_cache, rv_ring, rv_wire,
+# rv_attach) on the debug kernel.
 #
 #   tools/testing/kernel/kunit.sh
 #
@@ -28,7 +28,7 @@
 set -euo pipefail
 
 PROG=kunit
-SUITES="rv_mr_cache rv_ring rv_wire"
+SUITES="rv_mr_cache rv_ring rv_wire rv_attach"
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 WORK=${RV_BUILD_DIR:-$REPO/build}/kunit

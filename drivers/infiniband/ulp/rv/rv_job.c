@@ -512,3 +512,7 @@ out_unlock:
 	mutex_unlock(&rf->lock);
 	return ret;
 }
+
+#if IS_ENABLED(CONFIG_INFINIBAND_RV_KUNIT_TEST)
+#include "rv_job_test.c"
+#endif

@@ -5,6 +5,7 @@
  */
 #include <kunit/test.h>
 #include <linux/errno.h>
+#include <linux/kernel.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
 
@@ -140,12 +141,38 @@ static void rv_wire_test_imm_index(struct kunit *test)
 			(1U << RV_MAX_INDEX_BITS) - 1);
 }
 
+/* Every width: the index comes back, whatever the payload below it. */
+static void rv_wire_test_imm_index_all_bits(struct kunit *test)
+{
+	static const u32 payloads[] = { 0, 1, 0x5a5a5a5a, 0xffffffff };
+	unsigned int bits, k;
+	u32 idx, max, imm;
+
+	for (bits = 0; bits <= RV_MAX_INDEX_BITS; bits++) {
+		max = (1U << bits) - 1;
+		for (idx = 0; idx <= max; idx += max / 7 + 1) {
+			for (k = 0; k < ARRAY_SIZE(payloads); k++) {
+				imm = bits ? (idx << (32 - bits)) |
+					(payloads[k] >> bits) : payloads[k];
+				KUNIT_EXPECT_EQ_MSG(test,
+						    rv_imm_index(imm, bits),
+						    idx, "bits %u imm %#x",
+						    bits, imm);
+			}
+		}
+		/* The largest index of the width. */
+		imm = bits ? max << (32 - bits) : 0;
+		KUNIT_EXPECT_EQ(test, rv_imm_index(imm, bits), max);
+	}
+}
+
 static struct kunit_case rv_wire_test_cases[] = {
 	KUNIT_CASE(rv_wire_test_req_roundtrip),
 	KUNIT_CASE(rv_wire_test_req_byte_order),
 	KUNIT_CASE(rv_wire_test_req_rejects),
 	KUNIT_CASE(rv_wire_test_rej),
 	KUNIT_CASE(rv_wire_test_imm_index),
+	KUNIT_CASE(rv_wire_test_imm_index_all_bits),
 	{}
 };
 

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of ATTACH's input checks and of the defaults and admin
+ * policy it applies (rv_attach_parse(), which needs no device). Included
+ * at the end of rv_job.c, whose static functions it tests.
+ */
+#include <kunit/test.h>
+
+/* What PSM3 sends by default (see the README). */
+static struct rv_attach_params_in rv_job_test_psm3(void)
+{
+	struct rv_attach_params_in in = {
+		.dev_name = "rxe0",
+		.rdma_mode = RV_RDMA_MODE_KERNEL,
+		.port_num = 1,
+		.loc_addr = 0x0a4d0101,
+		.index_bits = 9,
+		.loc_gid_index = 1,
+		.job_key_len = RV_MAX_JOB_KEY_LEN,
+		.service_id = 0x1000125500000001ULL,
+		.cq_entries = 192,
+		.reconnect_timeout = 30,
+		.hb_interval = 1000,
+		.fr_page_list_len = 1024,
+	};
+
+	memset(in.job_key, 0x5a, sizeof(in.job_key));
+	return in;
+}
+
+struct rv_job_test_case {
+	const char *name;
+	void (*change)(struct rv_attach_params_in *in);
+	bool r5;
+	int ret;
+};
+
+#define RV_JOB_CHANGE(fn, stmt) \
+	static void fn(struct rv_attach_params_in *in) { stmt; }
+
+RV_JOB_CHANGE(rv_job_none, (void)in)
+RV_JOB_CHANGE(rv_job_resv1, in->resv1 = 1)
+RV_JOB_CHANGE(rv_job_resv2, in->resv2 = 1)
+RV_JOB_CHANGE(rv_job_resv3, in->resv3[6] = 1)
+RV_JOB_CHANGE(rv_job_resv4, in->resv4 = 1)
+RV_JOB_CHANGE(rv_job_mode_bits, in->rdma_mode |= 0x40)
+RV_JOB_CHANGE(rv_job_mode_user, in->rdma_mode = RV_RDMA_MODE_USER)
+RV_JOB_CHANGE(rv_job_mode_max1, in->rdma_mode = RV_RDMA_MODE_MAX + 1)
+RV_JOB_CHANGE(rv_job_mode_upsize,
+	      in->rdma_mode = RV_RDMA_MODE_KERNEL | RV_RDMA_MODE_UPSIZE_CPU)
+RV_JOB_CHANGE(rv_job_name_empty, in->dev_name[0] = 0)
+RV_JOB_CHANGE(rv_job_name_unterminated,
+	      memset(in->dev_name, 'x', sizeof(in->dev_name)))
+RV_JOB_CHANGE(rv_job_name_longest,
+	      memset(in->dev_name, 'x', sizeof(in->dev_name) - 1))
+RV_JOB_CHANGE(rv_job_num_conn_max, in->num_conn = RV_MAX_NUM_CONN)
+RV_JOB_CHANGE(rv_job_num_conn_max1, in->num_conn = RV_MAX_NUM_CONN + 1)
+RV_JOB_CHANGE(rv_job_bits_0, in->index_bits = 0)
+RV_JOB_CHANGE(rv_job_bits_max, in->index_bits = RV_MAX_INDEX_BITS)
+RV_JOB_CHANGE(rv_job_bits_max1, in->index_bits = RV_MAX_INDEX_BITS + 1)
+RV_JOB_CHANGE(rv_job_key_0, in->job_key_len = 0)
+RV_JOB_CHANGE(rv_job_key_max1, in->job_key_len = RV_MAX_JOB_KEY_LEN + 1)
+RV_JOB_CHANGE(rv_job_cq_0, in->cq_entries = 0)
+RV_JOB_CHANGE(rv_job_cq_1, in->cq_entries = 1)
+RV_JOB_CHANGE(rv_job_cq_2, in->cq_entries = 2)
+RV_JOB_CHANGE(rv_job_cq_max, in->cq_entries = RV_MAX_CQ_ENTRIES)
+RV_JOB_CHANGE(rv_job_cq_max1, in->cq_entries = RV_MAX_CQ_ENTRIES + 1)
+RV_JOB_CHANGE(rv_job_q_min, in->q_depth = RV_Q_DEPTH_MIN)
+RV_JOB_CHANGE(rv_job_q_min1, in->q_depth = RV_Q_DEPTH_MIN - 1)
+RV_JOB_CHANGE(rv_job_q_max, in->q_depth = RV_Q_DEPTH_MAX)
+RV_JOB_CHANGE(rv_job_q_max1, in->q_depth = RV_Q_DEPTH_MAX + 1)
+RV_JOB_CHANGE(rv_job_cache_max, in->mr_cache_size = RV_MR_CACHE_MB_MAX)
+RV_JOB_CHANGE(rv_job_cache_max1, in->mr_cache_size = RV_MR_CACHE_MB_MAX + 1)
+RV_JOB_CHANGE(rv_job_hb_equal, in->reconnect_timeout = 1;
+	      in->hb_interval = 1000)
+RV_JOB_CHANGE(rv_job_hb_below, in->reconnect_timeout = 1;
+	      in->hb_interval = 999)
+RV_JOB_CHANGE(rv_job_hb_huge, in->reconnect_timeout = U32_MAX;
+	      in->hb_interval = U32_MAX)
+RV_JOB_CHANGE(rv_job_no_recovery, in->reconnect_timeout = 0;
+	      in->hb_interval = U32_MAX)
+
+static const struct rv_job_test_case rv_job_test_cases_table[] = {
+	{ "psm3 defaults", rv_job_none, false, 0 },
+	{ "resv1", rv_job_resv1, false, -EINVAL },
+	{ "resv2", rv_job_resv2, false, -EINVAL },
+	{ "resv3", rv_job_resv3, false, -EINVAL },
+	{ "resv4", rv_job_resv4, false, -EINVAL },
+	{ "resv4 in the ABI 1.5 form", rv_job_resv4, true, 0 },
+	{ "unknown rdma_mode bits", rv_job_mode_bits, false, -EINVAL },
+	{ "RV_RDMA_MODE_USER", rv_job_mode_user, false, -EOPNOTSUPP },
+	{ "rdma_mode past the last", rv_job_mode_max1, false, -EINVAL },
+	{ "RV_RDMA_MODE_UPSIZE_CPU", rv_job_mode_upsize, false, 0 },
+	{ "empty dev_name", rv_job_name_empty, false, -EINVAL },
+	{ "dev_name without NUL", rv_job_name_unterminated, false, -EINVAL },
+	{ "longest dev_name", rv_job_name_longest, false, 0 },
+	{ "num_conn max", rv_job_num_conn_max, false, 0 },
+	{ "num_conn max+1", rv_job_num_conn_max1, false, -EINVAL },
+	{ "index_bits 0", rv_job_bits_0, false, 0 },
+	{ "index_bits max", rv_job_bits_max, false, 0 },
+	{ "index_bits max+1", rv_job_bits_max1, false, -EINVAL },
+	{ "job_key_len 0", rv_job_key_0, false, 0 },
+	{ "job_key_len max+1", rv_job_key_max1, false, -EINVAL },
+	{ "cq_entries 0 (no ring)", rv_job_cq_0, false, 0 },
+	{ "cq_entries 1", rv_job_cq_1, false, -EINVAL },
+	{ "cq_entries 2", rv_job_cq_2, false, 0 },
+	{ "cq_entries max", rv_job_cq_max, false, 0 },
+	{ "cq_entries max+1", rv_job_cq_max1, false, -EINVAL },
+	{ "q_depth min", rv_job_q_min, false, 0 },
+	{ "q_depth min-1", rv_job_q_min1, false, -EINVAL },
+	{ "q_depth max", rv_job_q_max, false, 0 },
+	{ "q_depth max+1", rv_job_q_max1, false, -EINVAL },
+	{ "mr_cache_size max", rv_job_cache_max, false, 0 },
+	{ "mr_cache_size max+1", rv_job_cache_max1, false, -EINVAL },
+	{ "reconnect_timeout*1000 == hb_interval", rv_job_hb_equal, false,
+	  -EINVAL },
+	{ "reconnect_timeout*1000 > hb_interval", rv_job_hb_below, false, 0 },
+	{ "both U32_MAX (no overflow)", rv_job_hb_huge, false, 0 },
+	{ "no recovery, any hb_interval", rv_job_no_recovery, false, 0 },
+};
+
+static void rv_job_test_case_desc(const struct rv_job_test_case *t,
+				  char *desc)
+{
+	strscpy(desc, t->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rv_job_test_inputs, rv_job_test_cases_table,
+		  rv_job_test_case_desc);
+
+/* Each input: the errno of the table, and nothing filled on a failure. */
+static void rv_job_test_parse(struct kunit *test)
+{
+	const struct rv_job_test_case *t = test->param_value;
+	struct rv_attach_params_in in = rv_job_test_psm3();
+	struct rv_attach_req req, untouched;
+
+	t->change(&in);
+	memset(&req, 0xa5, sizeof(req));
+	untouched = req;
+	KUNIT_EXPECT_EQ(test, rv_attach_parse(&in, t->r5, &req), t->ret);
+	if (t->ret)
+		KUNIT_EXPECT_EQ(test, memcmp(&req, &untouched, sizeof(req)), 0);
+}
+
+/* Zero means the module's default; the admin's bounds apply. */
+static void rv_job_test_defaults_and_policy(struct kunit *test)
+{
+	const struct rv_params saved = rv_params;
+	struct rv_attach_params_in in = rv_job_test_psm3();
+	struct rv_attach_req req;
+
+	rv_params.num_conn = 6;
+	rv_params.q_depth = 1234;
+	rv_params.mr_cache_size = 77;
+	rv_params.mr_cache_size_gpu = 888;
+	rv_params.min_hb_interval = 250;
+	rv_params.max_reconnect_timeout = 40;
+
+	in.service_id = 0;
+	in.hb_interval = 100;
+	in.reconnect_timeout = 50;
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_EXPECT_EQ(test, req.params.num_conn, 6);
+	KUNIT_EXPECT_EQ(test, req.params.q_depth, 1234U);
+	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 77U);
+	KUNIT_EXPECT_EQ(test, req.key.service_id, saved.service_id);
+	KUNIT_EXPECT_EQ(test, req.params.hb_interval, 250U);
+	KUNIT_EXPECT_EQ(test, req.params.reconnect_timeout, 40U);
+	KUNIT_EXPECT_EQ(test, req.params.index_bits, 9);
+	KUNIT_EXPECT_EQ(test, req.cq_entries, 192U);
+	KUNIT_EXPECT_EQ(test, req.key.port_num, 1U);
+	KUNIT_EXPECT_EQ(test, req.key.gid_index, 1);
+	KUNIT_EXPECT_EQ(test, req.key.job_key_len, RV_MAX_JOB_KEY_LEN);
+	KUNIT_EXPECT_EQ(test, req.loc_addr, 0x0a4d0101U);
+
+	/* The GPU-sized cache, explicit values, no heartbeats. */
+	in.rdma_mode |= RV_RDMA_MODE_UPSIZE_CPU;
+	in.hb_interval = 0;
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 888U);
+	KUNIT_EXPECT_EQ(test, req.params.hb_interval, 0U);
+	in.num_conn = 3;
+	in.q_depth = 64;
+	in.mr_cache_size = 5;
+	in.service_id = 42;
+	in.hb_interval = 5000;
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_EXPECT_EQ(test, req.params.num_conn, 3);
+	KUNIT_EXPECT_EQ(test, req.params.q_depth, 64U);
+	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 5U);
+	KUNIT_EXPECT_EQ(test, req.key.service_id, 42ULL);
+	KUNIT_EXPECT_EQ(test, req.params.hb_interval, 5000U);
+
+	rv_params = saved;
+}
+
+static struct kunit_case rv_job_test_cases[] = {
+	KUNIT_CASE_PARAM(rv_job_test_parse, rv_job_test_inputs_gen_params),
+	KUNIT_CASE(rv_job_test_defaults_and_policy),
+	{}
+};
+
+static struct kunit_suite rv_job_test_suite = {
+	.name = "rv_attach",
+	.test_cases = rv_job_test_cases,
+};
+
+kunit_test_suite(rv_job_test_suite);
