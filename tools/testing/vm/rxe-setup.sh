@@ -161,14 +161,14 @@ setup_local() {
 		[ "$n" = 1 ] || batch+="link add rvbr0 type bridge forward_delay 0 stp_state 0"$'\n'
 		[ "$n" = 1 ] || batch+="link set rvbr0 up"$'\n'
 		for ((i = 0; i < n; i++)); do
-			batch+="link add ${devs[i]} address ${macs[i]} type veth peer name ${peers[i]}"$'\n'
-			[ "$n" = 1 ] || batch+="link set ${peers[i]} master rvbr0"$'\n'
-			batch+="link set ${peers[i]} up"$'\n'
+			batch+="link add name ${devs[i]} address ${macs[i]} type veth peer name ${peers[i]}"$'\n'
+			[ "$n" = 1 ] || batch+="link set dev ${peers[i]} master rvbr0"$'\n'
+			batch+="link set dev ${peers[i]} up"$'\n'
 		done
 	fi
 	for ((i = 0; i < n; i++)); do
 		batch+="addr add ${ips[i]}/24 dev ${devs[i]}"$'\n'
-		batch+="link set ${devs[i]} up"$'\n'
+		batch+="link set dev ${devs[i]} up"$'\n'
 	done
 	# Per ordered pair (i -> j): locally generated packets from IPi to IPj
 	# leave through devs[i]; static neighbours avoid ARP between local
