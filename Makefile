@@ -37,7 +37,7 @@ DKMS_SRC = $(DESTDIR)/usr/src/rv-$(VERSION)
 export RV_BUILD_DIR := $(BUILD)
 export RV_KO KVER
 
-.PHONY: all modules sparse userspace deps check demo bench install \
+.PHONY: all modules sparse userspace deps check demo bench soak install \
 	uninstall dkms-source dkms-install dkms-uninstall clean help
 
 all: modules userspace
@@ -48,6 +48,7 @@ help:
 	@echo "make check      run every test tier (installs what it needs)"
 	@echo "make demo       boot the test VM, load rxe and rv, query /dev/rv"
 	@echo "make bench      rvbench in the test VM (BENCH_ARGS, default: reg)"
+	@echo "make soak       the soak for SOAK_SECONDS (300), SOAK_FLAP_MODE link or drop"
 	@echo "make install    install rv.ko, the uAPI header, librv and tools"
 	@echo "make uninstall  remove what make install installed"
 	@echo "make dkms-install  rv $(VERSION) with DKMS, for every kernel with headers"
@@ -80,6 +81,15 @@ demo: deps modules userspace
 BENCH_ARGS ?= reg
 bench: deps modules userspace
 	tools/testing/vm/vm-run --rxe 2 --timeout 3600 -- tools/testing/bench.sh $(BENCH_ARGS)
+
+# The long soak: real link flaps (ip link down/up) by default; make check
+# runs 30 s of it with packet drops instead (selftests/rv/vm-suite.sh).
+SOAK_SECONDS ?= 300
+SOAK_FLAP_MODE ?= link
+soak: deps modules userspace
+	RV_SOAK_SECONDS=$(SOAK_SECONDS) RV_SOAK_FLAP_MODE=$(SOAK_FLAP_MODE) \
+		tools/testing/vm/vm-run --rxe 2 --timeout $$(($(SOAK_SECONDS) + 900)) \
+		-- tools/testing/selftests/rv/soak.sh
 
 # What `make install` puts outside the CMake install (which keeps its own
 # manifest), relative to DESTDIR.
