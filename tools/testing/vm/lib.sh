@@ -9,6 +9,7 @@
 #   rxe_sent_pkts DEV        packets sent by DEV (hw_counters/sent_pkts)
 #   rxe_counter DEV NAME     any hw counter of port 1
 #   rxe_port_state DEV       e.g. "ACTIVE"
+#   rv_unload                rmmod rv, retrying for up to 10 s
 #   rxe_wait_active DEV [S]  wait up to S (default 10) seconds for ACTIVE
 #   rxe_gid_index DEV IP     GID index of DEV's RoCE v2 GID for IPv4 IP
 #   rv_node N                Nth (0-based) word of RV_NODES; rv_netdev N and
@@ -41,6 +42,17 @@ rxe_counter() {
 	ms=$(cat "$dir/lifespan")
 	sleep "$((ms + 20))e-3"
 	cat "$dir/$2"
+}
+
+# rv_unload: rmmod rv, trying again for up to 10 s while the last files
+# of exiting processes are closed.
+rv_unload() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		rmmod rv 2>/dev/null && return 0
+		sleep 0.2
+	done
+	rmmod rv
 }
 
 rxe_rcvd_pkts() {

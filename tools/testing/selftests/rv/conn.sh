@@ -93,15 +93,6 @@ load_rv() {
 	insmod "$ko" || tap_bail "insmod $ko"
 }
 
-unload_rv() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		rmmod rv 2>/dev/null && return 0
-		sleep 0.2
-	done
-	rmmod rv
-}
-
 [ -x "$peer" ] || tap_bail "$peer not built (make userspace)"
 
 # ---------------------------------------------------------------- two VMs
@@ -130,7 +121,7 @@ if [ -n "${RV_VM_ROLE:-}" ]; then
 			tap_not_ok "two VMs: $d0 rcvd_pkts rose by $drx (>= $((bytes / 4096)))"
 		fi
 		# The peer node loses its module while VM b's connection is up.
-		tap_check "two VMs: rmmod rv on VM a after the transfer" unload_rv
+		tap_check "two VMs: rmmod rv on VM a after the transfer" rv_unload
 	else
 		"$peer" --node 0 --peer-ip "$RV_PEER_IP" --job-key "$key" \
 			--bytes "$bytes" --oob "$RV_PEER_IP:$port" --timeout 180 \
@@ -147,7 +138,7 @@ if [ -n "${RV_VM_ROLE:-}" ]; then
 		else
 			tap_not_ok "two VMs: VM a's module gone: the connection fails, posts EAGAIN/EIO only, no hang" "exit $rc"
 		fi
-		tap_check "two VMs: rmmod rv on VM b" unload_rv
+		tap_check "two VMs: rmmod rv on VM b" rv_unload
 	fi
 	tap_diag "conn.sh ($RV_VM_ROLE): $(elapsed)"
 	tap_done
@@ -299,6 +290,6 @@ else
 	tap_skip "rmmod rdma_rxe mid-traffic" "$tests not built"
 fi
 
-tap_check "rmmod rv once every process is gone" unload_rv
+tap_check "rmmod rv once every process is gone" rv_unload
 tap_diag "conn.sh: $(elapsed)"
 tap_done

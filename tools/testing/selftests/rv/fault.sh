@@ -184,16 +184,7 @@ if [ -z "$left" ]; then
 else
 	tap_not_ok "no rv objects left in rdma resource show" "$left"
 fi
-
-unload() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		rmmod rv 2>/dev/null && return 0
-		sleep 0.2
-	done
-	rmmod rv
-}
-if unload; then
+if rv_unload; then
 	tap_ok "rmmod rv after the sweep"
 else
 	tap_not_ok "rmmod rv after the sweep" "$(lsmod | grep -w rv)"

@@ -73,15 +73,6 @@ links_up() {
 	return "$ok"
 }
 
-unload_rv() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		rmmod rv 2>/dev/null && return 0
-		sleep 0.2
-	done
-	rmmod rv
-}
-
 rv_node 1 >/dev/null || tap_bail "needs two rxe nodes (vm-run --rxe 2)"
 [ -x "$soak" ] || tap_bail "$soak not built (cmake --build ... --target rv_soak)"
 modprobe -a ib_uverbs ib_cm 2>/dev/null
@@ -145,6 +136,6 @@ after: $after
 $(rdma res show qp 2>&1 | grep '\[rv\]')"
 fi
 
-tap_check "rmmod rv after the soak" unload_rv
+tap_check "rmmod rv after the soak" rv_unload
 tap_diag "soak.sh: $(elapsed)"
 tap_done
