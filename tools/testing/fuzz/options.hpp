@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
+//
+// Command line of rv_fuzz.
+#ifndef RV_FUZZ_OPTIONS_HPP
+#define RV_FUZZ_OPTIONS_HPP
+
+#include <bitset>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "ops.hpp"
+
+namespace rvfuzz {
+
+inline constexpr unsigned max_procs = 64;
+inline constexpr unsigned max_threads = 16;
+
+struct Options {
+	std::uint64_t seed = 1;
+	std::uint64_t calls = 100000;	// total bound over every process
+	double seconds = 600;		// time bound
+	unsigned procs = 4;
+	unsigned threads = 2;		// per process
+	bool json = false;
+	bool trace = false;		// every call to stderr
+	double progress = 0;		// seconds between progress lines, 0 none
+	double hang_seconds = 180;	// a call this long is a failure
+	std::string device;		// default RV_DEVICE, else /dev/rv
+	std::bitset<op_count> skip;	// call classes left out
+	bool no_kill = false;		// no SIGKILL or early exit of workers
+	bool help = false;
+};
+
+// A command line error; main() prints it with the usage.
+class UsageError : public std::runtime_error {
+public:
+	using std::runtime_error::runtime_error;
+};
+
+// Throws UsageError.
+[[nodiscard]] Options parse_options(int argc, char **argv);
+
+[[nodiscard]] std::string usage(const char *prog);
+
+} // namespace rvfuzz
+
+#endif // RV_FUZZ_OPTIONS_HPP
