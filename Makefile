@@ -37,7 +37,7 @@ DKMS_SRC = $(DESTDIR)/usr/src/rv-$(VERSION)
 export RV_BUILD_DIR := $(BUILD)
 export RV_KO KVER
 
-.PHONY: all modules sparse userspace deps check demo bench soak install \
+.PHONY: all modules sparse userspace deps check demo bench soak fuzz install \
 	uninstall dkms-source dkms-install dkms-uninstall clean help
 
 all: modules userspace
@@ -49,6 +49,7 @@ help:
 	@echo "make demo       boot the test VM, load rxe and rv, query /dev/rv"
 	@echo "make bench      rvbench in the test VM (BENCH_ARGS, default: reg)"
 	@echo "make soak       the soak for SOAK_SECONDS (300), SOAK_FLAP_MODE link or drop"
+	@echo "make fuzz       the fuzzer: FUZZ_CALLS (10M) or FUZZ_SECONDS (1800), FUZZ_SEED (7)"
 	@echo "make install    install rv.ko, the uAPI header, librv and tools"
 	@echo "make uninstall  remove what make install installed"
 	@echo "make dkms-install  rv $(VERSION) with DKMS, for every kernel with headers"
@@ -81,6 +82,15 @@ demo: deps modules userspace
 BENCH_ARGS ?= reg
 bench: deps modules userspace
 	tools/testing/vm/vm-run --rxe 2 --timeout 3600 -- tools/testing/bench.sh $(BENCH_ARGS)
+
+# The long fuzz campaign (make check runs 100k calls on the debug kernel).
+FUZZ_CALLS ?= 10000000
+FUZZ_SECONDS ?= 1800
+FUZZ_SEED ?= 7
+fuzz: deps modules userspace
+	RV_FUZZ_CALLS=$(FUZZ_CALLS) RV_FUZZ_SECONDS=$(FUZZ_SECONDS) RV_FUZZ_SEED=$(FUZZ_SEED) \
+		tools/testing/vm/vm-run --rxe 2 --timeout $$(($(FUZZ_SECONDS) + 900)) \
+		-- tools/testing/selftests/rv/fuzz.sh
 
 # The long soak: real link flaps (ip link down/up) by default; make check
 # runs 30 s of it with packet drops instead (selftests/rv/vm-suite.sh).
