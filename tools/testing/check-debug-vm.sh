@@ -14,7 +14,8 @@
 # build/vm/debug/kmemleak-boot.txt and the boot log, and does not count.
 #
 # The debug kernel moves rxe data ~30x slower: the data-integrity test
-# moves RV_CONN_TEST_BYTES (default here 8M) instead of 1 GiB.
+# moves RV_CONN_TEST_BYTES (default here 8M) instead of 1 GiB, and conn.sh's
+# transfers RV_CONN_SH_BYTES (8 MiB) instead of 32 MiB.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,6 +44,7 @@ ko=$("$top/tools/testing/kernel/build-rv-ko.sh" "$RV_DEBUG_KDIR" "$build/debug-r
 start=$SECONDS
 rc=0
 RV_KO=$ko RV_CONN_TEST_BYTES=${RV_CONN_TEST_BYTES:-8M} \
+	RV_CONN_SH_BYTES=${RV_CONN_SH_BYTES:-$((8 << 20))} \
 	"$top/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --rxe 2 \
 	--timeout "${RV_DEBUG_TIMEOUT:-3600}" --out "$out" \
 	-- "$top/tools/testing/selftests/rv/debug-suite.sh" || rc=$?
