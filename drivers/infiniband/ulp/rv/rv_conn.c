@@ -289,8 +289,10 @@ static void rv_sconn_work(struct work_struct *work)
 	mutex_unlock(&s->mutex);
 }
 
-/* Under conn->jdev->conn_mutex, on the first CONN_CONNECT. */
-/* CONN_CONNECT, before anything starts: the QP, or nothing and an errno. */
+/*
+ * Under conn->jdev->conn_mutex, on the first CONN_CONNECT, before anything
+ * starts: the QP, or nothing and an errno.
+ */
 static int rv_sconn_prepare(struct rv_sconn *s)
 {
 	int ret;
