@@ -24,7 +24,7 @@ echo "<5>rv-debug-suite: start" >/dev/kmsg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run=()
-for group in ${RV_DEBUG_GROUPS:-module_load ioctl conn fault}; do
+for group in ${RV_DEBUG_GROUPS:-module_load ioctl conn fault fuzz}; do
 	run+=("$here/$group.sh")
 	printf '#!/bin/sh\nexec %q %q\n' "$here/group-check.sh" "$group" \
 		>"$tmp/check-after-$group"
