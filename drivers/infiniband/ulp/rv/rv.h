@@ -93,6 +93,7 @@ extern struct srcu_struct rv_dev_srcu;
 struct rv_device {
 	struct ib_device *ib_dev;
 	struct kref kref;
+	atomic_t jobs;			/* job-devices on it, for debugfs */
 	struct list_head list;		/* on rv_devices, under rv_devices_lock */
 };
 
@@ -117,8 +118,11 @@ struct rv_job_params {
 struct rv_job_dev {
 	struct list_head list;		/* on rv_jobs while it has members */
 	struct kref kref;
+	u32 id;				/* for debugfs and tracing, not reused */
 	unsigned int members;		/* attached or attaching processes */
 	struct rv_device *dev;		/* reference held */
+	/* The device's name at attach: once dead, ib_dev may be freed. */
+	char dev_name[RV_MAX_DEV_NAME_LEN];
 	kuid_t uid;
 	struct rv_job_key key;
 	struct rv_job_params params;
@@ -185,6 +189,12 @@ int rv_dev_init(void);
 void rv_dev_exit(void);
 struct rv_device *rv_device_get_by_name(const char *name);
 void rv_device_put(struct rv_device *dev);
+void rv_devices_for_each(void (*fn)(struct rv_device *dev, void *arg),
+			 void *arg);
+
+/* rv_debugfs.c */
+void rv_debugfs_init(void);
+void rv_debugfs_exit(void);
 
 /*
  * ioctl handlers. Those given the file run for any caller; those given a
@@ -212,6 +222,8 @@ struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
 				    int *reason);
 void rv_job_put(struct rv_job_dev *jdev);
 void rv_jobs_remove_device(struct rv_device *dev);
+void rv_jobs_for_each(void (*fn)(struct rv_job_dev *jdev, void *arg),
+		      void *arg);
 
 /* rv_conn.c */
 void rv_conn_user_exit(struct rv_user *user);

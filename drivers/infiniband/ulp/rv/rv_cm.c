@@ -20,6 +20,7 @@
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
+#include "rv_trace.h"
 #include "rv_wire.h"
 
 /* CM response timeout: 4.096 us * 2^17, about half a second. */
@@ -363,6 +364,7 @@ static int rv_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	s = &conn->sconn[pd.index];
 	mutex_lock(&s->mutex);
 	s->stats.req_recv++;
+	trace_rv_cm_event(s, ev->event, 0);
 	switch (s->state) {
 	case RV_SCONN_WAITING:
 		reason = rv_cm_accept(s, id, ev);
@@ -417,6 +419,22 @@ static int rv_cm_rtu(struct rv_sconn *s)
 	return 0;
 }
 
+/* For tracing: the send status of an error event, a REJ's reason, or 0. */
+static int rv_cm_event_status(const struct ib_cm_event *ev)
+{
+	switch (ev->event) {
+	case IB_CM_REQ_ERROR:
+	case IB_CM_REP_ERROR:
+	case IB_CM_DREQ_ERROR:
+	case IB_CM_LAP_ERROR:
+		return ev->param.send_status;
+	case IB_CM_REJ_RECEIVED:
+		return ev->param.rej_rcvd.reason;
+	default:
+		return 0;
+	}
+}
+
 static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 {
 	struct rv_conn_get_stats_params_out *st;
@@ -435,6 +453,7 @@ static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		return 0;
 	}
 	st = &s->stats;
+	trace_rv_cm_event(s, ev->event, rv_cm_event_status(ev));
 	switch (ev->event) {
 	case IB_CM_REP_RECEIVED:
 		st->rep_recv++;

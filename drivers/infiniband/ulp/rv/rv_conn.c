@@ -22,6 +22,7 @@
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
+#include "rv_trace.h"
 
 /* Initial connection deadline when the job has no reconnect_timeout. */
 #define RV_CONNECT_TIMEOUT_S 60
@@ -44,6 +45,8 @@ void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state)
 
 	lockdep_assert_held(&s->mutex);
 	spin_lock_irqsave(&s->lock, flags);
+	if (s->state != state)
+		trace_rv_sconn_state(s, s->state, state);
 	s->state = state;
 	spin_unlock_irqrestore(&s->lock, flags);
 }
@@ -87,6 +90,7 @@ void rv_sconn_established(struct rv_sconn *s)
 	s->t_connected = ktime_get();
 	s->attempts = 0;
 	spin_lock_irqsave(&s->lock, flags);
+	trace_rv_sconn_state(s, s->state, RV_SCONN_CONNECTED);
 	s->state = RV_SCONN_CONNECTED;
 	s->was_connected = true;
 	s->lost = false;

@@ -46,6 +46,18 @@ struct rv_device *rv_device_get_by_name(const char *name)
 	return found;
 }
 
+/* For debugfs: @fn runs for each device, under rv_devices_lock. */
+void rv_devices_for_each(void (*fn)(struct rv_device *dev, void *arg),
+			 void *arg)
+{
+	struct rv_device *dev;
+
+	mutex_lock(&rv_devices_lock);
+	list_for_each_entry(dev, &rv_devices, list)
+		fn(dev, arg);
+	mutex_unlock(&rv_devices_lock);
+}
+
 static int rv_add_one(struct ib_device *ib_dev)
 {
 	struct rv_device *dev;

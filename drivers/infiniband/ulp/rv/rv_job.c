@@ -11,10 +11,12 @@
 #include <linux/cred.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
+#include "rv_trace.h"
 
 /* See the locking order in rv.h. */
 DEFINE_SRCU(rv_dev_srcu);
@@ -22,6 +24,7 @@ DEFINE_SRCU(rv_dev_srcu);
 static LIST_HEAD(rv_jobs);		/* jobs with members, found by key */
 static LIST_HEAD(rv_all_jobs);		/* every job-device not yet released */
 static DEFINE_MUTEX(rv_jobs_lock);
+static u32 rv_next_job_id;		/* under rv_jobs_lock */
 
 #define RV_Q_DEPTH_MIN 16
 #define RV_Q_DEPTH_MAX 65536
@@ -57,6 +60,7 @@ static void rv_job_release(struct kref *kref)
 	mutex_destroy(&jdev->conn_mutex);
 	if (jdev->pd)
 		ib_dealloc_pd(jdev->pd);
+	atomic_dec(&jdev->dev->jobs);
 	rv_device_put(jdev->dev);
 	kfree(jdev);
 }
@@ -143,8 +147,10 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 		goto out_put_dev;
 	}
 	kref_init(&jdev->kref);
+	jdev->id = ++rv_next_job_id;
 	jdev->members = 1;
 	jdev->dev = dev;
+	strscpy(jdev->dev_name, req->dev_name, sizeof(jdev->dev_name));
 	jdev->pd = pd;
 	jdev->uid = uid;
 	jdev->key = req->key;
@@ -165,6 +171,7 @@ static struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	}
 	list_add_tail(&jdev->list, &rv_jobs);
 	list_add_tail(&jdev->all, &rv_all_jobs);
+	atomic_inc(&dev->jobs);
 	mutex_unlock(&rv_jobs_lock);
 	return jdev;
 
@@ -209,6 +216,21 @@ static void rv_job_kill(struct rv_job_dev *jdev)
 	jdev->listen_id = NULL;
 	ib_dealloc_pd(jdev->pd);
 	jdev->pd = NULL;
+}
+
+/*
+ * For debugfs: @fn runs for each job-device not yet released, under
+ * rv_jobs_lock (a listed job-device cannot be released meanwhile).
+ */
+void rv_jobs_for_each(void (*fn)(struct rv_job_dev *jdev, void *arg),
+		      void *arg)
+{
+	struct rv_job_dev *jdev;
+
+	mutex_lock(&rv_jobs_lock);
+	list_for_each_entry(jdev, &rv_all_jobs, all)
+		fn(jdev, arg);
+	mutex_unlock(&rv_jobs_lock);
 }
 
 /* From the ib_client remove callback: every job on @dev loses it. */
@@ -402,6 +424,7 @@ void rv_user_put(struct rv_user *user)
  */
 void rv_user_release(struct rv_user *user)
 {
+	trace_rv_detach(user);
 	xa_erase(&user->jdev->users, user->rv_index);
 	rv_job_leave(user->jdev);
 	rv_conn_user_exit(user);
@@ -495,6 +518,7 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 	/* Readers of rf->user take no lock: publish a complete user. */
 	smp_store_release(&rf->user, user);
 	mutex_unlock(&rf->lock);
+	trace_rv_attach(user);
 	return 0;
 
 out_mr:

@@ -29,12 +29,14 @@ static int __init rv_init(void)
 	ret = rv_dev_init();
 	if (ret)
 		goto err_wq;
+	rv_debugfs_init();
 	ret = misc_register(&rv_miscdev);
 	if (ret)
-		goto err_dev;
+		goto err_debugfs;
 	return 0;
 
-err_dev:
+err_debugfs:
+	rv_debugfs_exit();
 	rv_dev_exit();
 err_wq:
 	destroy_workqueue(rv_wq);
@@ -44,6 +46,7 @@ err_wq:
 static void __exit rv_exit(void)
 {
 	misc_deregister(&rv_miscdev);
+	rv_debugfs_exit();
 	/*
 	 * Every file is closed. What their teardown left on rv_wq finishes
 	 * in the devices' remove callbacks, which flush it.

@@ -185,6 +185,7 @@ int rv_mr_user_init(struct rv_user *user)
 	INIT_WORK(&user->zombie_work, rv_mr_zombie_work);
 	rv_mr_cache_init(&user->cache, &rv_mr_ops,
 			 (u64)user->mr_cache_mb << 20);
+	user->cache.owner = user->tgid;
 	return 0;
 }
 

@@ -30,6 +30,13 @@
 #include <linux/string.h>
 
 #include "rv_mr_cache.h"
+#include "rv_trace.h"
+
+static void rv_mr_trace(const struct rv_mr_cache *cache,
+			const struct rv_mr_entry *e, enum rv_mr_trace_op op)
+{
+	trace_rv_mr_cache(cache, e->addr, e->len, e->access, op);
+}
 
 static u32 rv_mr_refs(const struct rv_mr_entry *e)
 {
@@ -140,6 +147,7 @@ static bool rv_mr_ref_dropped(struct rv_mr_cache *cache,
 	}
 	rv_mr_kill(cache, e, dead);
 	cache->stats.remove++;
+	rv_mr_trace(cache, e, RV_MR_TRACE_REMOVE);
 	return true;
 }
 
@@ -151,12 +159,14 @@ static void rv_mr_evict_one(struct rv_mr_cache *cache, struct rv_mr_entry *e,
 	(*count)++;
 	rv_mr_kill(cache, e, dead);
 	cache->stats.evict++;
+	rv_mr_trace(cache, e, RV_MR_TRACE_EVICT);
 }
 
 void rv_mr_cache_init(struct rv_mr_cache *cache,
 		      const struct rv_mr_cache_ops *ops, u64 limit_bytes)
 {
 	spin_lock_init(&cache->lock);
+	cache->owner = 0;
 	cache->tree = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&cache->lru);
 	xa_init_flags(&cache->handles, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
@@ -247,11 +257,13 @@ struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
 		e->user_refs++;
 		rv_mr_ref_taken(cache, e);
 		cache->stats.hit++;
+		rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
 		spin_unlock_irqrestore(&cache->lock, flags);
 		return e;
 	}
 	if (!rv_mr_make_room(cache, len, &dead)) {
 		cache->stats.full++;
+		trace_rv_mr_cache(cache, addr, len, access, RV_MR_TRACE_FULL);
 		spin_unlock_irqrestore(&cache->lock, flags);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -319,6 +331,7 @@ struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
 	e->user_refs = 1;
 	rv_mr_ref_taken(cache, e);
 	cache->stats.miss++;
+	rv_mr_trace(cache, e, RV_MR_TRACE_MISS);
 	spin_unlock_irqrestore(&cache->lock, flags);
 	return e;
 
@@ -404,6 +417,7 @@ bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
 
 		/* Found before @node leaves the tree; still valid after. */
 		next = interval_tree_iter_next(node, start, end - 1);
+		rv_mr_trace(cache, e, RV_MR_TRACE_INVALIDATE);
 		if (rv_mr_refs(e)) {
 			interval_tree_remove(&e->it, &cache->tree);
 			e->stale = true;
@@ -529,6 +543,7 @@ void rv_mr_cache_deinit(struct rv_mr_cache *cache)
 		}
 		rv_mr_kill(cache, e, &dead);
 		cache->stats.remove++;
+		rv_mr_trace(cache, e, RV_MR_TRACE_REMOVE);
 	}
 	spin_unlock_irqrestore(&cache->lock, flags);
 

@@ -68,8 +68,19 @@ struct rv_mr_cache_ops {
 	bool (*valid)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
 };
 
+/* What the rv_mr_cache tracepoint reports (rv_trace.h). */
+enum rv_mr_trace_op {
+	RV_MR_TRACE_HIT,		/* REG_MEM found a live entry */
+	RV_MR_TRACE_MISS,		/* REG_MEM registered a new entry */
+	RV_MR_TRACE_FULL,		/* REG_MEM found no room: -ENOMEM */
+	RV_MR_TRACE_EVICT,		/* made room, or EVICT */
+	RV_MR_TRACE_INVALIDATE,		/* its memory changed */
+	RV_MR_TRACE_REMOVE,		/* destroyed: stale, or teardown */
+};
+
 struct rv_mr_cache {
 	spinlock_t lock;		/* see the top of this file */
+	pid_t owner;			/* for tracing; 0 if none */
 	struct rb_root_cached tree;	/* live entries */
 	struct list_head lru;		/* unreferenced live entries, LRU first */
 	struct xarray handles;		/* handle -> live or stale entry */

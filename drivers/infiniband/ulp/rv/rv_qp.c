@@ -18,6 +18,7 @@
 #include <linux/uaccess.h>
 
 #include "rv_conn.h"
+#include "rv_trace.h"
 
 static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void rv_hb_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -201,6 +202,7 @@ static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	};
 	unsigned long flags;
 
+	trace_rv_send_cmpl(s, user, ctx->len, wc->status);
 	rv_ring_post(&user->ring, RV_WC_RDMA_WRITE, &ev);
 	rv_mr_put_io(user, ctx->mr);
 
@@ -256,6 +258,7 @@ static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status == IB_WC_WR_FLUSH_ERR)
 			return;
+		trace_rv_recv_cmpl(s, 0, 0, 0, wc->status);
 		spin_lock_irqsave(&s->lock, flags);
 		s->stats.recv_cqe_fail++;
 		spin_unlock_irqrestore(&s->lock, flags);
@@ -269,6 +272,8 @@ static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		ev.imm_data = imm;
 		ev.byte_len = wc->byte_len;
 		ev.conn_handle = s->conn->id;
+		trace_rv_recv_cmpl(s, rv_imm_index(imm, bits), wc->byte_len,
+				   imm, wc->status);
 		rcu_read_lock();
 		user = xa_load(&jdev->users, rv_imm_index(imm, bits));
 		if (user) {
@@ -526,6 +531,8 @@ long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx)
 		ret = err;
 		rv_mr_put_io(user, mr);
 	}
+	trace_rv_post_write(user, conn, out.sconn_index, in->length,
+			    in->immed, ret);
 	if (copy_to_user(&((struct rv_post_write_params __user *)
 			   ctx->uarg)->out, &out, sizeof(out)) && !ret)
 		ret = -EFAULT;

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rv tracepoints (system "rv"). docs/observability.md lists them; their
+ * objects carry the same ids as /sys/kernel/debug/rv/: job, conn and qp.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM rv
+
+#if !defined(RV_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define RV_TRACE_H
+
+#include <linux/tracepoint.h>
+
+#include "rv_conn.h"
+
+/* Enums shown by name: each value is exported to trace tools. */
+TRACE_DEFINE_ENUM(RV_SCONN_IDLE);
+TRACE_DEFINE_ENUM(RV_SCONN_WAITING);
+TRACE_DEFINE_ENUM(RV_SCONN_DELAY);
+TRACE_DEFINE_ENUM(RV_SCONN_RESOLVING);
+TRACE_DEFINE_ENUM(RV_SCONN_CONNECTING);
+TRACE_DEFINE_ENUM(RV_SCONN_CONNECTED);
+TRACE_DEFINE_ENUM(RV_SCONN_RECOVERING);
+TRACE_DEFINE_ENUM(RV_SCONN_FAILED);
+TRACE_DEFINE_ENUM(RV_SCONN_CLOSING);
+
+#define rv_show_sconn_state(x)						\
+	__print_symbolic(x, { RV_SCONN_IDLE, "idle" },			\
+			 { RV_SCONN_WAITING, "waiting" },		\
+			 { RV_SCONN_DELAY, "delay" },			\
+			 { RV_SCONN_RESOLVING, "resolving" },		\
+			 { RV_SCONN_CONNECTING, "connecting" },		\
+			 { RV_SCONN_CONNECTED, "connected" },		\
+			 { RV_SCONN_RECOVERING, "recovering" },		\
+			 { RV_SCONN_FAILED, "failed" },			\
+			 { RV_SCONN_CLOSING, "closing" })
+
+TRACE_DEFINE_ENUM(RV_MR_TRACE_HIT);
+TRACE_DEFINE_ENUM(RV_MR_TRACE_MISS);
+TRACE_DEFINE_ENUM(RV_MR_TRACE_FULL);
+TRACE_DEFINE_ENUM(RV_MR_TRACE_EVICT);
+TRACE_DEFINE_ENUM(RV_MR_TRACE_INVALIDATE);
+TRACE_DEFINE_ENUM(RV_MR_TRACE_REMOVE);
+
+#define rv_show_mr_op(x)						\
+	__print_symbolic(x, { RV_MR_TRACE_HIT, "hit" },			\
+			 { RV_MR_TRACE_MISS, "miss" },			\
+			 { RV_MR_TRACE_FULL, "full" },			\
+			 { RV_MR_TRACE_EVICT, "evict" },		\
+			 { RV_MR_TRACE_INVALIDATE, "invalidate" },	\
+			 { RV_MR_TRACE_REMOVE, "remove" })
+
+TRACE_DEFINE_ENUM(IB_CM_REQ_ERROR);
+TRACE_DEFINE_ENUM(IB_CM_REQ_RECEIVED);
+TRACE_DEFINE_ENUM(IB_CM_REP_ERROR);
+TRACE_DEFINE_ENUM(IB_CM_REP_RECEIVED);
+TRACE_DEFINE_ENUM(IB_CM_RTU_RECEIVED);
+TRACE_DEFINE_ENUM(IB_CM_USER_ESTABLISHED);
+TRACE_DEFINE_ENUM(IB_CM_DREQ_ERROR);
+TRACE_DEFINE_ENUM(IB_CM_DREQ_RECEIVED);
+TRACE_DEFINE_ENUM(IB_CM_DREP_RECEIVED);
+TRACE_DEFINE_ENUM(IB_CM_TIMEWAIT_EXIT);
+TRACE_DEFINE_ENUM(IB_CM_MRA_RECEIVED);
+TRACE_DEFINE_ENUM(IB_CM_REJ_RECEIVED);
+TRACE_DEFINE_ENUM(IB_CM_LAP_ERROR);
+TRACE_DEFINE_ENUM(IB_CM_LAP_RECEIVED);
+TRACE_DEFINE_ENUM(IB_CM_APR_RECEIVED);
+
+#define rv_show_cm_event(x)						\
+	__print_symbolic(x, { IB_CM_REQ_ERROR, "req_error" },		\
+			 { IB_CM_REQ_RECEIVED, "req_received" },	\
+			 { IB_CM_REP_ERROR, "rep_error" },		\
+			 { IB_CM_REP_RECEIVED, "rep_received" },	\
+			 { IB_CM_RTU_RECEIVED, "rtu_received" },	\
+			 { IB_CM_USER_ESTABLISHED, "established" },	\
+			 { IB_CM_DREQ_ERROR, "dreq_error" },		\
+			 { IB_CM_DREQ_RECEIVED, "dreq_received" },	\
+			 { IB_CM_DREP_RECEIVED, "drep_received" },	\
+			 { IB_CM_TIMEWAIT_EXIT, "timewait_exit" },	\
+			 { IB_CM_MRA_RECEIVED, "mra_received" },	\
+			 { IB_CM_REJ_RECEIVED, "rej_received" },	\
+			 { IB_CM_LAP_ERROR, "lap_error" },		\
+			 { IB_CM_LAP_RECEIVED, "lap_received" },	\
+			 { IB_CM_APR_RECEIVED, "apr_received" })
+
+TRACE_EVENT(rv_attach,
+	    TP_PROTO(const struct rv_user *user),
+	    TP_ARGS(user),
+	    TP_STRUCT__entry(__field(u32, job)
+			     __field(pid_t, pid)
+			     __field(u32, rv_index)
+			     __string(device, dev_name(&user->jdev->dev->ib_dev->dev))
+			     __field(u32, port)),
+	    TP_fast_assign(__entry->job = user->jdev->id;
+			   __entry->pid = user->tgid;
+			   __entry->rv_index = user->rv_index;
+			   __assign_str(device, dev_name(&user->jdev->dev->ib_dev->dev));
+			   __entry->port = user->jdev->key.port_num;),
+	    TP_printk("job=%u pid=%d rv_index=%u device=%s port=%u",
+		      __entry->job, __entry->pid, __entry->rv_index,
+		      __get_str(device), __entry->port)
+);
+
+TRACE_EVENT(rv_detach,
+	    TP_PROTO(const struct rv_user *user),
+	    TP_ARGS(user),
+	    TP_STRUCT__entry(__field(u32, job)
+			     __field(pid_t, pid)
+			     __field(u32, rv_index)),
+	    TP_fast_assign(__entry->job = user->jdev->id;
+			   __entry->pid = user->tgid;
+			   __entry->rv_index = user->rv_index;),
+	    TP_printk("job=%u pid=%d rv_index=%u",
+		      __entry->job, __entry->pid, __entry->rv_index)
+);
+
+TRACE_EVENT(rv_sconn_state,
+	    TP_PROTO(const struct rv_sconn *s, enum rv_sconn_state old,
+		     enum rv_sconn_state new),
+	    TP_ARGS(s, old, new),
+	    TP_STRUCT__entry(__field(u32, job)
+			     __field(u32, conn)
+			     __field(u8, qp)
+			     __field(u8, old)
+			     __field(u8, new)),
+	    TP_fast_assign(__entry->job = s->conn->jdev->id;
+			   __entry->conn = s->conn->id;
+			   __entry->qp = s->index;
+			   __entry->old = old;
+			   __entry->new = new;),
+	    TP_printk("job=%u conn=%u qp=%u old=%s new=%s",
+		      __entry->job, __entry->conn, __entry->qp,
+		      rv_show_sconn_state(__entry->old),
+		      rv_show_sconn_state(__entry->new))
+);
+
+TRACE_EVENT(rv_cm_event,
+	    TP_PROTO(const struct rv_sconn *s, int event, int status),
+	    TP_ARGS(s, event, status),
+	    TP_STRUCT__entry(__field(u32, job)
+			     __field(u32, conn)
+			     __field(u8, qp)
+			     __field(int, event)
+			     __field(int, status)),
+	    TP_fast_assign(__entry->job = s->conn->jdev->id;
+			   __entry->conn = s->conn->id;
+			   __entry->qp = s->index;
+			   __entry->event = event;
+			   __entry->status = status;),
+	    TP_printk("job=%u conn=%u qp=%u event=%s status=%d",
+		      __entry->job, __entry->conn, __entry->qp,
+		      rv_show_cm_event(__entry->event), __entry->status)
+);
+
+TRACE_EVENT(rv_mr_cache,
+	    TP_PROTO(const struct rv_mr_cache *cache, u64 addr, u64 len,
+		     u32 access, int op),
+	    TP_ARGS(cache, addr, len, access, op),
+	    TP_STRUCT__entry(__field(pid_t, pid)
+			     __field(int, op)
+			     __field(u64, addr)
+			     __field(u64, len)
+			     __field(u32, access)),
+	    TP_fast_assign(__entry->pid = cache->owner;
+			   __entry->op = op;
+			   __entry->addr = addr;
+			   __entry->len = len;
+			   __entry->access = access;),
+	    TP_printk("pid=%d op=%s addr=0x%llx len=%llu access=0x%x",
+		      __entry->pid, rv_show_mr_op(__entry->op),
+		      __entry->addr, __entry->len, __entry->access)
+);
+
+TRACE_EVENT(rv_post_write,
+	    TP_PROTO(const struct rv_user *user, const struct rv_conn *conn,
+		     u8 qp, u32 len, u32 imm, int ret),
+	    TP_ARGS(user, conn, qp, len, imm, ret),
+	    TP_STRUCT__entry(__field(u32, job)
+			     __field(u32, conn)
+			     __field(u8, qp)
+			     __field(pid_t, pid)
+			     __field(u32, len)
+			     __field(u32, imm)
+			     __field(int, ret)),
+	    TP_fast_assign(__entry->job = conn->jdev->id;
+			   __entry->conn = conn->id;
+			   __entry->qp = qp;
+			   __entry->pid = user->tgid;
+			   __entry->len = len;
+			   __entry->imm = imm;
+			   __entry->ret = ret;),
+	    TP_printk("job=%u conn=%u qp=%u pid=%d len=%u imm=0x%x ret=%d",
+		      __entry->job, __entry->conn, __entry->qp, __entry->pid,
+		      __entry->len, __entry->imm, __entry->ret)
+);
+
+TRACE_EVENT(rv_send_cmpl,
+	    TP_PROTO(const struct rv_sconn *s, const struct rv_user *user,
+		     u32 len, int status),
+	    TP_ARGS(s, user, len, status),
+	    TP_STRUCT__entry(__field(u32, job)
+			     __field(u32, conn)
+			     __field(u8, qp)
+			     __field(pid_t, pid)
+			     __field(u32, len)
+			     __field(int, status)),
+	    TP_fast_assign(__entry->job = s->conn->jdev->id;
+			   __entry->conn = s->conn->id;
+			   __entry->qp = s->index;
+			   __entry->pid = user->tgid;
+			   __entry->len = len;
+			   __entry->status = status;),
+	    TP_printk("job=%u conn=%u qp=%u pid=%d len=%u status=%d",
+		      __entry->job, __entry->conn, __entry->qp, __entry->pid,
+		      __entry->len, __entry->status)
+);
+
+TRACE_EVENT(rv_recv_cmpl,
+	    TP_PROTO(const struct rv_sconn *s, u32 rv_index, u32 len, u32 imm,
+		     int status),
+	    TP_ARGS(s, rv_index, len, imm, status),
+	    TP_STRUCT__entry(__field(u32, job)
+			     __field(u32, conn)
+			     __field(u8, qp)
+			     __field(u32, rv_index)
+			     __field(u32, len)
+			     __field(u32, imm)
+			     __field(int, status)),
+	    TP_fast_assign(__entry->job = s->conn->jdev->id;
+			   __entry->conn = s->conn->id;
+			   __entry->qp = s->index;
+			   __entry->rv_index = rv_index;
+			   __entry->len = len;
+			   __entry->imm = imm;
+			   __entry->status = status;),
+	    TP_printk("job=%u conn=%u qp=%u rv_index=%u len=%u imm=0x%x status=%d",
+		      __entry->job, __entry->conn, __entry->qp,
+		      __entry->rv_index, __entry->len, __entry->imm,
+		      __entry->status)
+);
+
+#endif /* RV_TRACE_H */
+
+/* Out of tree the header is found next to this file. */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE rv_trace
+#include <trace/define_trace.h>
