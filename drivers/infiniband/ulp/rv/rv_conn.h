@@ -49,7 +49,8 @@ enum rv_sconn_state {
 /* One posted write (or the heartbeat), preallocated per QP. */
 struct rv_send_ctx {
 	struct ib_cqe cqe;
-	struct list_head free;		/* on sconn->free_send */
+	/* On sconn->free_send, or on sconn->posted while posted. */
+	struct list_head link;
 	struct rv_sconn *sconn;
 	struct rv_user *user;		/* reference held while posted */
 	struct rv_mr_entry *mr;		/* IO reference held while posted */
@@ -103,6 +104,7 @@ struct rv_sconn {
 	u32 outstanding;		/* writes posted, not completed */
 	struct rv_send_ctx *sctx;	/* sq_depth */
 	struct list_head free_send;
+	struct list_head posted;	/* oldest first, as they complete */
 	struct rv_send_ctx hb_ctx;
 	struct rv_recv_ctx *rctx;	/* rq_depth */
 
@@ -148,9 +150,13 @@ struct rv_conn {
 /*
  * A send queue with work that neither completes nor fails for this long
  * is declared lost: twice the transport's own give-up time,
- * RV_MIN_QP_TIMEOUT times (retry_count + 1).
+ * RV_MIN_QP_TIMEOUT times (retry_count + 1). The transport does not give
+ * up on a write whose packets are being acknowledged, however slowly, so
+ * the oldest write in flight adds the time it takes at
+ * RV_STALL_MIN_KBPS: a long write on a crawling link is not a loss.
  */
 #define RV_STALL_MS 9000
+#define RV_STALL_MIN_KBPS 128		/* kB/s, 1 kB = 1000 B */
 
 extern struct workqueue_struct *rv_wq;
 

@@ -46,10 +46,11 @@ int rv_sconn_ctx_alloc(struct rv_sconn *s)
 		return -ENOMEM;
 	}
 	INIT_LIST_HEAD(&s->free_send);
+	INIT_LIST_HEAD(&s->posted);
 	for (i = 0; i < s->sq_depth; i++) {
 		s->sctx[i].sconn = s;
 		s->sctx[i].cqe.done = rv_send_done;
-		list_add_tail(&s->sctx[i].free, &s->free_send);
+		list_add_tail(&s->sctx[i].link, &s->free_send);
 	}
 	for (i = 0; i < s->rq_depth; i++) {
 		s->rctx[i].sconn = s;
@@ -214,7 +215,7 @@ static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		s->stats.send_write_cqe_fail++;
 	ctx->user = NULL;
 	ctx->mr = NULL;
-	list_add(&ctx->free, &s->free_send);
+	list_move(&ctx->link, &s->free_send);
 	spin_unlock_irqrestore(&s->lock, flags);
 
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
@@ -338,14 +339,20 @@ static bool rv_sconn_stalled(struct rv_sconn *s, unsigned int ms)
 	const struct rv_conn_get_stats_params_out *st = &s->stats;
 	u64 done = st->send_write_cqe + st->send_write_cqe_fail +
 		   st->send_hb_cqe + st->send_hb_cqe_fail;
+	struct rv_send_ctx *oldest;
+	u32 limit = RV_STALL_MS;
 
 	if ((!s->outstanding && !s->hb_busy) || done != s->hb_done) {
 		s->hb_done = done;
 		s->stall_ms = 0;
 		return false;
 	}
+	oldest = list_first_entry_or_null(&s->posted, struct rv_send_ctx,
+					  link);
+	if (oldest)
+		limit += oldest->len / RV_STALL_MIN_KBPS;	/* B / (kB/s): ms */
 	s->stall_ms += ms;
-	return s->stall_ms >= RV_STALL_MS;
+	return s->stall_ms >= limit;
 }
 
 /*
@@ -435,12 +442,12 @@ static int rv_sconn_post_write(struct rv_sconn *s, struct rv_user *user,
 		goto out;
 	}
 	ctx = list_first_entry_or_null(&s->free_send, struct rv_send_ctx,
-				       free);
+				       link);
 	if (!ctx) {
 		ret = -EBUSY;
 		goto out;
 	}
-	list_del(&ctx->free);
+	list_move_tail(&ctx->link, &s->posted);
 	ctx->user = user;
 	ctx->mr = mr;
 	ctx->wr_id = in->wr_id;
@@ -453,7 +460,7 @@ static int rv_sconn_post_write(struct rv_sconn *s, struct rv_user *user,
 		rv_user_put(user);
 		ctx->user = NULL;
 		ctx->mr = NULL;
-		list_add(&ctx->free, &s->free_send);
+		list_move(&ctx->link, &s->free_send);
 		s->stats.post_write_fail++;
 		/* the QP is going down: recovery follows */
 		lost = true;
