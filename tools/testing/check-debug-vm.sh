@@ -23,11 +23,17 @@ build=${RV_BUILD_DIR:-$top/build}
 out=$build/vm/debug
 mkdir -p "$out"
 
+# Progress on stderr: "# check-debug-vm: [+N s] ...", the total at the end.
+t0=$SECONDS
+step() { echo "# check-debug-vm: [+$((SECONDS - t0)) s] $*" >&2; }
+trap 'echo "# check-debug-vm: total $((SECONDS - t0)) s" >&2' EXIT
+
 bail() {
 	echo "Bail out! $*"
 	exit 1
 }
 
+step "the debug kernel (tools/testing/kernel/debug-kernel.sh; built once, then cached)"
 "$top/tools/testing/kernel/debug-kernel.sh" >"$out/kernel.env" ||
 	bail "building the debug kernel failed"
 RV_DEBUG_KDIR='' RV_DEBUG_DIR='' RV_DEBUG_KVER=''
@@ -37,10 +43,11 @@ if [ ! -d "$RV_DEBUG_KDIR" ] || [ ! -d "$RV_DEBUG_DIR" ]; then
 	bail "debug-kernel.sh gave no kernel"
 fi
 
-echo "# building rv.ko against $RV_DEBUG_KVER" >&2
+step "building rv.ko against $RV_DEBUG_KVER"
 ko=$("$top/tools/testing/kernel/build-rv-ko.sh" "$RV_DEBUG_KDIR" "$build/debug-rv") ||
 	bail "building rv.ko for the debug kernel failed"
 
+step "booting $RV_DEBUG_KVER with two rxe nodes: debug-suite.sh"
 start=$SECONDS
 rc=0
 RV_KO=$ko RV_CONN_TEST_BYTES=${RV_CONN_TEST_BYTES:-8M} \
@@ -48,7 +55,7 @@ RV_KO=$ko RV_CONN_TEST_BYTES=${RV_CONN_TEST_BYTES:-8M} \
 	"$top/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --rxe 2 \
 	--timeout "${RV_DEBUG_TIMEOUT:-3600}" --out "$out" \
 	-- "$top/tools/testing/selftests/rv/debug-suite.sh" || rc=$?
-echo "# debug-kernel suite: $((SECONDS - start)) s, vm-run status $rc" >&2
+step "debug-kernel suite: $((SECONDS - start)) s, vm-run status $rc"
 if [ -s "$out/kmemleak-boot.txt" ]; then
 	echo "# kmemleak during boot (not counted): $(grep -c 'unreferenced object' "$out/kmemleak-boot.txt") objects" >&2
 fi

@@ -3,12 +3,17 @@
 #
 # Kernel code tier: rv.ko builds with W=1 and -Werror, sparse finds
 # nothing, and checkpatch.pl --strict (from Debian's linux-source-6.1)
-# finds nothing in any tracked kernel source or uAPI header. TAP output.
+# finds nothing in any tracked kernel source or uAPI header. TAP output;
+# progress ("# check-kernel: [+N s] ...", the total at the end) on stderr.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RV_BUILD_DIR:-$top/build}
 cd "$top"
+
+t0=$SECONDS
+step() { echo "# check-kernel: [+$((SECONDS - t0)) s] $*" >&2; }
+trap 'echo "# check-kernel: total $((SECONDS - t0)) s" >&2' EXIT
 
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
@@ -17,6 +22,7 @@ indent() { sed 's/^/# /'; }
 
 log=$build/kernel-build.log
 mkdir -p "$build"
+step "building rv.ko (W=1, -Werror)"
 if make -s modules >"$log" 2>&1 && ! grep -q 'warning:' "$log"; then
 	ok "rv.ko builds warning-free (W=1, -Werror)"
 else
@@ -26,6 +32,7 @@ fi
 
 # C=2 runs sparse over every file, rebuilt or not.
 log=$build/kernel-sparse.log
+step "sparse (make C=2)"
 if make -s sparse >"$log" 2>&1 && ! grep -q 'warning:' "$log"; then
 	ok "sparse (make C=2) clean"
 else
@@ -42,6 +49,7 @@ if [ ! -x "$cp" ]; then
 		linux-source-6.1/scripts/const_structs.checkpatch
 fi
 mapfile -t files < <(git ls-files 'drivers/*.c' 'drivers/*.h' 'include/*.h')
+step "checkpatch --strict on ${#files[@]} files"
 for f in "${files[@]}"; do
 	if out=$("$cp" --no-tree --strict --terse --show-types -f "$f" 2>&1); then
 		ok "checkpatch --strict $f"

@@ -4,17 +4,23 @@
 # Module tier: boot the test VM with two rxe nodes and run every test that
 # needs rv.ko (tools/testing/selftests/rv/vm-suite.sh); then boot two VMs
 # joined by a virtual Ethernet and run the connection test between the two
-# kernels (tools/testing/selftests/rv/conn.sh in both). One TAP stream.
+# kernels (tools/testing/selftests/rv/conn.sh in both). One TAP stream;
+# progress ("# check-vm: [+N s] ...", the total at the end) on stderr,
+# each VM run's start and end from tap-run, vm-run's boot and setup lines.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RV_BUILD_DIR:-$top/build}
 cd "$top"
 
-make -s modules >/dev/null
+t0=$SECONDS
+step() { echo "# check-vm: [+$((SECONDS - t0)) s] $*" >&2; }
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; echo "# check-vm: total $((SECONDS - t0)) s" >&2' EXIT
+
+step "building rv.ko"
+make -s modules >/dev/null
 
 # tap-run runs programs without arguments: one small script per VM run.
 cat >"$tmp/one-vm-two-rxe-nodes" <<EOF
@@ -47,5 +53,6 @@ EOF
 chmod +x "$tmp/one-vm-two-rxe-nodes" "$tmp/two-vms"
 
 rc=0
+step "one VM, two rxe nodes: the suite; then two VMs: conn.sh"
 tools/testing/vm/tap-run "$tmp/one-vm-two-rxe-nodes" "$tmp/two-vms" || rc=$?
 exit "$rc"

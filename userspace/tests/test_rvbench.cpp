@@ -65,7 +65,8 @@ TEST(RvBench, RegHelp)
 	EXPECT_EQ(r.exit_code, 0);
 	for (const char *opt : {"--sizes", "--iters", "--miss-iters",
 				"--miss-method", "--device", "--json",
-				"--max-seconds", "4K,64K,1M,4M", "10000"})
+				"--max-seconds", "4K,64K,1M,4M", "10000",
+				"--progress[=S]", "--no-progress"})
 		EXPECT_THAT(r.out, HasSubstr(opt));
 }
 
@@ -78,7 +79,8 @@ TEST(RvBench, TransferHelp)
 				"--loopback", "--loopback-threads", "--sizes",
 				"--iters", "--bytes", "--window", "--buffer",
 				"--timeout", "--job-key", "--num-conn", "--mtu",
-				"--json", "--device", "4K,8K,...,4M", "10^6"})
+				"--json", "--device", "4K,8K,...,4M", "10^6",
+				"--progress[=S]", "--no-progress"})
 		EXPECT_THAT(r.out, HasSubstr(opt));
 	EXPECT_THAT(r.out, Not(HasSubstr("--warmup")));
 
@@ -109,6 +111,10 @@ TEST(RvBench, UsageErrorsExit2)
 		{"reg", "-x"},
 		{"reg", "--sizes"},
 		{"reg", "extra"},
+		{"reg", "--progress=x"},
+		{"reg", "--progress=-1"},
+		{"reg", "--progress="},
+		{"reg", "--no-progress=1"},
 		{"bw"},
 		{"bw", "--listen", "1", "--connect", "h:1"},
 		{"bw", "--connect", "nohostport"},
@@ -278,6 +284,40 @@ TEST_F(RvBenchFake, TableRemapMethodAndSkippedSize)
 	EXPECT_THAT(r.out, HasSubstr("50/50/-"));
 }
 
+// Progress lines: on stderr with --progress (=0: at every step), never on
+// stdout, none without it when stderr is no terminal (as here).
+TEST_F(RvBenchFake, RegProgress)
+{
+	const std::vector<std::string> args = {"--json", "--sizes", "4K,8M", "--iters", "20",
+					       "--miss-iters", "5", "--warmup", "2",
+					       "--cache-mb", "4"};
+	std::vector<std::string> a = args;
+	a.push_back("--progress=0");
+	ProcessResult r = run(a);
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	JsonValue v = JsonValue::parse(r.out);	// stdout: the JSON alone
+	EXPECT_EQ(v.at("command").as_string(), "reg");
+	// 22 floor calls; 4K: 22 hits, 7 misses; 8M is skipped.
+	EXPECT_THAT(r.err, HasSubstr("rvbench: reg ioctl floor: 1/51 calls (1%), "));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: reg 4 KiB (1/2) hits: 23/51 calls (45%), "));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: reg 4 KiB (1/2) misses: 51/51 calls (100%), "));
+	EXPECT_THAT(r.err, HasSubstr("\nrvbench: reg done: 51/51 calls (100%), "));
+
+	// Not a terminal, --no-progress, or --no-progress last: no lines.
+	const std::vector<std::vector<std::string>> quiet = {
+		{}, {"--no-progress"}, {"--progress=0", "--no-progress"}};
+	for (const auto &q : quiet) {
+		SCOPED_TRACE(q.size());
+		a = args;
+		a.insert(a.end(), q.begin(), q.end());
+		r = run(a);
+		ASSERT_TRUE(r.exited);
+		ASSERT_EQ(r.exit_code, 0) << r.err;
+		EXPECT_EQ(r.err, "");
+	}
+}
+
 TEST_F(RvBenchFake, BwLoopbackThreadsJson)
 {
 	ProcessResult r = transfer({"bw", "--loopback", "--loopback-threads", "--json",
@@ -366,6 +406,37 @@ TEST_F(RvBenchFake, BwWrongDataFails)
 	EXPECT_GE(s.at("mismatches").as_uint(), 3u);
 	EXPECT_THAT(s.at("first_mismatch").as_string(),
 		    HasSubstr("first wrong byte at offset 2048"));
+}
+
+TEST_F(RvBenchFake, TransferProgress)
+{
+	ProcessResult r = transfer({"bw", "--loopback", "--loopback-threads", "--json",
+				    "--sizes", "4K,64K", "--bytes", "1M", "--progress=0"});
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	JsonValue v = JsonValue::parse(r.out);
+	EXPECT_EQ(v.at("results").as_array().size(), 2u);
+	// Bytes written of 2 x 1 MiB.
+	EXPECT_THAT(r.err, HasSubstr("rvbench: bw 4 KiB (1/2): 0.0/2.0 MiB (0%), "));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: bw 64 KiB (2/2): 2.0/2.0 MiB (100%), "));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: bw done: 2.0/2.0 MiB (100%), "));
+	// The loopback server leaves the progress to its client.
+	EXPECT_THAT(r.err, Not(HasSubstr("server:")));
+
+	r = transfer({"lat", "--loopback", "--loopback-threads", "--sizes", "8,64",
+		      "--iters", "10", "--warmup", "2", "--progress=0"});
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	EXPECT_THAT(r.out, HasSubstr("rvbench lat: "));
+	EXPECT_THAT(r.out, Not(HasSubstr("round trips (")));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: lat 8 B (1/2): 1/24 round trips (4%), "));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: lat done: 24/24 round trips (100%), "));
+
+	r = transfer({"lat", "--loopback", "--loopback-threads", "--sizes", "8",
+		      "--iters", "10"});
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	EXPECT_EQ(r.err, "");
 }
 
 TEST_F(RvBenchFake, LatLoopbackThreads)

@@ -73,6 +73,8 @@ struct CommonOptions {
 	std::string sysfs{rv::RdmaSysfs::default_root};
 	bool json = false;
 	bool verbose = false;
+	rv::bench::ProgressMode progress = rv::bench::ProgressMode::automatic;
+	std::uint64_t progress_interval_ns = rv::bench::Progress::default_interval_ns;
 };
 
 enum : int {
@@ -87,6 +89,8 @@ enum : int {
 	opt_max_seconds,
 	opt_cache_mb,
 	opt_no_ibv,
+	opt_progress,
+	opt_no_progress,
 };
 
 constexpr const char *common_help =
@@ -98,7 +102,11 @@ constexpr const char *common_help =
 "      --sysfs DIR    where the RDMA devices are (default\n"
 "                     /sys/class/infiniband; for tests)\n"
 "  -j, --json         one JSON object on stdout instead of a table\n"
-"  -v, --verbose      progress on stderr\n"
+"  -v, --verbose      each step (attach, connect, size done) on stderr\n"
+"      --progress[=S] a progress line on stderr every S seconds (default 2)\n"
+"                     of the run: done/total, rate, elapsed, ETA; by\n"
+"                     default only when stderr is a terminal\n"
+"      --no-progress  no progress lines, even on a terminal\n"
 "  -h, --help         show the help of the command and exit\n";
 
 #define COMMON_LONGOPTS                                                 \
@@ -108,6 +116,8 @@ constexpr const char *common_help =
 	{"sysfs", required_argument, nullptr, opt_sysfs},               \
 	{"json", no_argument, nullptr, 'j'},                            \
 	{"verbose", no_argument, nullptr, 'v'},                         \
+	{"progress", optional_argument, nullptr, opt_progress},         \
+	{"no-progress", no_argument, nullptr, opt_no_progress},         \
 	{"help", no_argument, nullptr, 'h'}
 #define COMMON_SHORTOPTS ":d:jvh"
 
@@ -178,6 +188,21 @@ bool common_option(int c, CommonOptions &o)
 		return true;
 	case 'v':
 		o.verbose = true;
+		return true;
+	case opt_progress:
+		o.progress = rv::bench::ProgressMode::on;
+		if (optarg) {
+			// 0: a line at every step (for tests).
+			char *end = nullptr;
+			const double v = std::strtod(optarg, &end);
+			if (!*optarg || *end || !(v >= 0) || v > 86400)
+				throw UsageError(std::string("invalid --progress '") +
+						 optarg + "' (seconds)");
+			o.progress_interval_ns = static_cast<std::uint64_t>(v * 1e9);
+		}
+		return true;
+	case opt_no_progress:
+		o.progress = rv::bench::ProgressMode::off;
 		return true;
 	default:
 		return false;
@@ -268,6 +293,18 @@ void progress(const CommonOptions &o, const std::string &msg)
 {
 	if (o.verbose)
 		std::fprintf(stderr, "%s: %s\n", prog, msg.c_str());
+}
+
+// Where the progress lines of a long run go: stderr, never stdout (which
+// may carry --json); nullptr when they are not wanted.
+rv::bench::Progress::Sink progress_sink(const CommonOptions &o)
+{
+	if (!rv::bench::progress_enabled(o.progress, ::isatty(STDERR_FILENO) == 1))
+		return nullptr;
+	return [](const std::string &line) {
+		std::fprintf(stderr, "%s: %s\n", prog, line.c_str());
+		std::fflush(stderr);
+	};
 }
 
 // --- rvbench reg -----------------------------------------------------------
@@ -375,21 +412,27 @@ RegOptions parse_reg(int argc, char **argv)
 
 // Runs timed(i) for warmup calls untimed, then up to n timed ones (fewer
 // once max_seconds have passed); timed() returns the ns of one call.
+// Every call counts as one unit of meter, outside the clock.
 template <typename F>
 std::vector<std::uint64_t> measure(std::uint64_t warmup, std::uint64_t n,
-				   double max_seconds, F &&timed)
+				   double max_seconds, rv::bench::Progress &meter,
+				   F &&timed)
 {
 	std::vector<std::uint64_t> samples;
 	samples.reserve(n);
-	for (std::uint64_t i = 0; i < warmup; i++)
+	for (std::uint64_t i = 0; i < warmup; i++) {
 		(void)timed();
+		meter.advance();
+	}
 	const std::uint64_t start = rv::bench::now_ns();
 	const auto budget = static_cast<std::uint64_t>(max_seconds * 1e9);
 	for (std::uint64_t i = 0; i < n; i++) {
 		samples.push_back(timed());
+		meter.advance();
 		if (budget && rv::bench::now_ns() - start >= budget)
 			break;
 	}
+	meter.drop(n - samples.size());
 	return samples;
 }
 
@@ -435,7 +478,8 @@ void check_delta(const char *what, std::uint64_t got, std::uint64_t want,
 }
 
 SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
-		      std::uint64_t size)
+		      std::uint64_t size, rv::bench::Progress &meter,
+		      const std::string &step)
 {
 	constexpr std::uint32_t access = rv::access::psm3_recv;
 	const std::uint64_t miss_n = o.miss_iters.value_or(o.iters);
@@ -447,7 +491,10 @@ SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
 		return r;
 	}
 
+	const std::string name = "reg " + rv::bench::format_size(size) + step;
+
 	// Hits: one miss to cache the buffer, then REG_MEM + DEREG_MEM.
+	meter.set_label(name + " hits");
 	{
 		rv::Mapping buf = rv::Mapping::anonymous(size);
 		std::memset(buf.data(), 0xa5, size);
@@ -455,7 +502,7 @@ SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
 		const rv::CacheStats before = s.dev.cache_stats();
 		(void)reg();
 		reg.dereg();
-		auto samples = measure(o.warmup, o.iters, o.max_seconds, [&] {
+		auto samples = measure(o.warmup, o.iters, o.max_seconds, meter, [&] {
 			std::uint64_t ns = reg();
 			reg.dereg();
 			return ns;
@@ -471,6 +518,7 @@ SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
 	progress(o.common, rv::bench::format_size(size) + ": hits done");
 
 	// Misses.
+	meter.set_label(name + " misses");
 	{
 		rv::Mapping buf = rv::Mapping::anonymous(size);
 		std::memset(buf.data(), 0x5a, size);
@@ -478,7 +526,7 @@ SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
 		RegCall reg{s.dev, addr, size, access};
 		const rv::CacheStats before = s.dev.cache_stats();
 		std::uint64_t evicted = 0;
-		auto samples = measure(o.warmup, miss_n, o.max_seconds, [&] {
+		auto samples = measure(o.warmup, miss_n, o.max_seconds, meter, [&] {
 			if (o.miss_method == MissMethod::remap) {
 				// New pages at the same address: the entry of
 				// the previous call is invalidated.
@@ -514,6 +562,7 @@ SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
 
 	// ibv_reg_mr + ibv_dereg_mr in a user PD of the same device.
 	if (pd) {
+		meter.set_label(name + " ibv_reg_mr");
 		rv::Mapping buf = rv::Mapping::anonymous(size);
 		std::memset(buf.data(), 0x3c, size);
 		constexpr unsigned int ibv_access =
@@ -521,7 +570,7 @@ SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
 		std::vector<std::uint64_t> reg_only;
 		reg_only.reserve(miss_n);
 		std::uint64_t done = 0;
-		auto samples = measure(o.warmup, miss_n, o.max_seconds, [&] {
+		auto samples = measure(o.warmup, miss_n, o.max_seconds, meter, [&] {
 			std::uint64_t t0 = rv::bench::now_ns();
 			ibv_mr *mr = ibv_reg_mr(pd, buf.data(), size, ibv_access);
 			std::uint64_t t1 = rv::bench::now_ns();
@@ -734,10 +783,21 @@ int run_reg(int argc, char **argv)
 		pd = rv::bench::verbs::alloc_pd(*ctx);
 	}
 
+	// Progress: every call of every measurement, sizes over max_fmr_size
+	// (skipped) aside.
+	const std::uint64_t miss_n = o.miss_iters.value_or(o.iters);
+	std::uint64_t calls = o.warmup + o.iters;
+	for (std::uint64_t size : o.sizes)
+		if (size <= s.attach.max_fmr_size)
+			calls += o.warmup + o.iters + (o.warmup + miss_n) * (o.ibv ? 2 : 1);
+	rv::bench::Progress meter(progress_sink(o.common), calls, "calls", false,
+				 o.common.progress_interval_ns);
+
 	// The floor under every hit: the cheapest attached ioctl, which copies
 	// out 112 bytes and looks nothing up.
+	meter.set_label("reg ioctl floor");
 	const rv::bench::Summary floor = rv::bench::summarize(
-		measure(o.warmup, o.iters, o.max_seconds, [&] {
+		measure(o.warmup, o.iters, o.max_seconds, meter, [&] {
 			rv_cache_stats_params_out st{};
 			std::uint64_t t0 = rv::bench::now_ns();
 			s.dev.ioctl(RV_IOCTL_GET_CACHE_STATS, &st);
@@ -745,8 +805,12 @@ int run_reg(int argc, char **argv)
 		}));
 
 	std::vector<SizeResult> results;
-	for (std::uint64_t size : o.sizes)
-		results.push_back(bench_size(o, s, pd.get(), size));
+	for (std::size_t k = 0; k < o.sizes.size(); k++)
+		results.push_back(bench_size(
+			o, s, pd.get(), o.sizes[k], meter,
+			" (" + std::to_string(k + 1) + "/" +
+				std::to_string(o.sizes.size()) + ")"));
+	meter.finish("reg done");
 
 	const rv::CacheStats stats = s.dev.cache_stats();
 	std::string out = o.common.json ? reg_json(o, s, results, stats, floor)
@@ -1087,8 +1151,10 @@ rv::bench::Plan make_plan(const TransferOptions &o)
 	return p;
 }
 
+// role: "client" or "server"; show_progress: this process prints the
+// progress lines of the run (not a loopback server: its client does).
 rv::bench::NodeConfig node_config(const TransferOptions &o, const std::string &device,
-				  const char *role)
+				  const char *role, bool show_progress = true)
 {
 	rv::bench::NodeConfig c;
 	c.rv_path = o.common.rv_path;
@@ -1103,6 +1169,9 @@ rv::bench::NodeConfig node_config(const TransferOptions &o, const std::string &d
 	c.timeout_s = o.timeout_s;
 	c.yield = o.yield;
 	c.job_key = o.job_key;
+	if (show_progress)
+		c.progress = progress_sink(o.common);
+	c.progress_interval_ns = o.common.progress_interval_ns;
 	if (o.common.verbose) {
 		const std::string who = role;
 		c.log = [who](const std::string &m) {
@@ -1450,7 +1519,7 @@ int run_transfer(int argc, char **argv, rv::bench::Test test)
 
 	// Loopback: the server on the second node, in a thread or a child.
 	const auto ccfg = node_config(o, o.ep.client_dev, "client");
-	const auto scfg = node_config(o, o.ep.server_dev, "server");
+	const auto scfg = node_config(o, o.ep.server_dev, "server", false);
 	std::uint16_t port = 0;
 	rv::UniqueFd l = rv::bench::oob::listen_tcp("127.0.0.1", 0, &port);
 

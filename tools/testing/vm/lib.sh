@@ -24,6 +24,8 @@
 #   tap_check NAME CMD...    run CMD, ok if it exits 0
 #   tap_is NAME GOT WANT     ok if the strings are equal
 #   tap_diag TEXT...         "# TEXT"
+#   tap_step TEXT...         "# [+N s] TEXT", N the seconds since lib.sh was
+#                            sourced: a long step about to start
 #   tap_bail REASON          "Bail out! REASON", exit 1
 #   tap_done                 plan if needed, summary "N passed, N failed[,
 #                            N skipped]", returns 0 iff nothing failed
@@ -34,6 +36,7 @@
 : "${TAP_FAIL:=0}"
 : "${TAP_SKIP:=0}"
 : "${TAP_PLANNED:=}"
+TAP_T0=$SECONDS
 
 # The core caches hw counters for "lifespan" ms after a sysfs read; wait
 # that out (plus rounding) so that every read is a fresh one.
@@ -113,6 +116,10 @@ tap_diag() {
 	while IFS= read -r line; do
 		echo "# $line"
 	done <<<"$*"
+}
+
+tap_step() {
+	echo "# [+$((SECONDS - TAP_T0)) s] $*"
 }
 
 tap_ok() {

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Self-test of the VM test bench (run on the host, as root).  Boots VMs with
-# vm-run and checks: a command runs as root in the caller's directory, its
-# exit status is propagated, dmesg-check flags a WARNING: after the marker but
+# Self-test of the VM test bench (run on the host, as root).  Checks tap-run
+# (counting, progress lines, only TAP on stdout) and dmesg-check on the host,
+# then boots VMs with vm-run and checks: a command runs as root in the
+# caller's directory, its exit status is propagated, its progress lines are
+# timed, dmesg-check flags a WARNING: after the marker but
 # not before it, --rxe 2 gives two ACTIVE rxe devices that really exchange
 # packets (ib_write_bw, peer rcvd_pkts), and --two-vm does the same between
 # two VMs.  TAP output; the last line is "N passed, N failed".
@@ -97,6 +99,29 @@ rc=0
 "$BENCH_DIR/tap-run" "$tmp/t3" >"$LOG/tap-run2.out" 2>&1 || rc=$?
 tap_is "tap-run exits 0 when nothing failed" "$rc $(tail -n1 "$LOG/tap-run2.out")" "0 1 passed, 0 failed"
 
+# Progress: each program's start and end with the time, the total; a
+# program's stderr and other lines that are not TAP become comments; a
+# silent program gets "still running" lines.
+printf '#!/bin/sh\necho 1..1\necho "progress on stderr" >&2\nsleep 2.5\necho "ok 1 - slow"\n' >"$tmp/t4"
+chmod +x "$tmp/t4"
+rc=0
+RV_TAP_HEARTBEAT=1 "$BENCH_DIR/tap-run" "$tmp/t1" "$tmp/t4" >"$LOG/tap-run3.out" 2>"$LOG/tap-run3.err" || rc=$?
+bad=$(grep -vE '^(ok|not ok)( |$)|^1\.\.[0-9]+$|^#|^[0-9]+ passed, [0-9]+ failed' "$LOG/tap-run3.out" || true)
+n=0
+grep -qE "^# tap-run: \[\+[0-9]+\.[0-9]s\] start $tmp/t1\$" "$LOG/tap-run3.out" && n=$((n + 1))
+grep -qE "^# tap-run: \[\+[0-9]+\.[0-9]s\] done $tmp/t1: 1 passed, 1 failed, 1 skipped \([0-9]+\.[0-9] s\)\$" "$LOG/tap-run3.out" && n=$((n + 1))
+grep -qxF "# progress on stderr" "$LOG/tap-run3.out" && n=$((n + 1))
+grep -qE "^# tap-run: \[\+[0-9.]+s\] $tmp/t4: still running, no output for [0-9]+ s\$" "$LOG/tap-run3.out" && n=$((n + 1))
+grep -qE '^# tap-run: total [0-9]+\.[0-9] s, 2 programs$' "$LOG/tap-run3.out" && n=$((n + 1))
+if [ "$rc" = 1 ] && [ -z "$bad" ] && [ "$n" = 5 ] && [ ! -s "$LOG/tap-run3.err" ] &&
+   [ "$(tail -n1 "$LOG/tap-run3.out")" = "2 passed, 1 failed, 1 skipped" ]; then
+	tap_ok "tap-run: timed start/done lines, a total, still-running lines, only TAP on stdout"
+else
+	tap_not_ok "tap-run: timed start/done lines, a total, still-running lines, only TAP on stdout" \
+		"exit $rc, $n of 5 progress lines, not TAP: '$bad'"
+	show "$LOG/tap-run3.out"
+fi
+
 printf '%s\n' '[    1.0] WARNING: CPU: 0 PID: 1 at boot' '[    2.0] vm-run: command start X1' \
 	'[    3.0] all fine' >"$tmp/d1"
 printf '%s\n' '[    1.0] fine' '[    2.0] vm-run: command start X1' \
@@ -132,6 +157,16 @@ else
 	show "$LOG/boot.err"
 fi
 tap_diag "boot time (vm-run start to guest userspace): ${BOOT_SECS:-?}s, whole run ${RUN1_SECS}s"
+# Every progress line says when; the last one gives the total.
+untimed=$(grep -vE '^vm-run: (\[\+[0-9]+\.[0-9]{2}s\] |total [0-9]+\.[0-9]{2} s, exit status )' "$LOG/boot.err" || true)
+if [ -z "$untimed" ] && grep -q '^vm-run: \[+[0-9.]*s\] command start: ' "$LOG/boot.err" &&
+   tail -n1 "$LOG/boot.err" | grep -qE '^vm-run: total [0-9.]+ s, exit status 3$'; then
+	tap_ok "vm-run: every progress line has the time since the start, the last one the total"
+else
+	tap_not_ok "vm-run: every progress line has the time since the start, the last one the total" \
+		"untimed: '$untimed'"
+	show "$LOG/boot.err"
+fi
 
 vmrun dmesg --out "$LOG/dmesg" -- sh -c \
 	'echo "<4>WARNING: selftest-injected" >/dev/kmsg; echo "<5>selftest-second-marker" >/dev/kmsg'
@@ -165,5 +200,5 @@ else
 fi
 
 tap_diag "times: boot ${BOOT_SECS:-?}s, plain run ${RUN1_SECS}s, --rxe 2 run ${RXE_SECS}s, --two-vm run ${TWOVM_SECS}s"
-tap_diag "selftest total: $(since "$T_START")s (logs in $LOG)"
+tap_diag "selftest: total $(since "$T_START") s (logs in $LOG)"
 tap_done

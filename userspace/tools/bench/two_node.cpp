@@ -397,7 +397,7 @@ void post_retrying(Node &n, Counters &c, Watchdog &wd, F &&on_event,
 // --- bw -----------------------------------------------------------------
 
 BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
-		 std::uint64_t count)
+		 std::uint64_t count, Progress &prog)
 {
 	const milliseconds to = timeout_of(n.cfg());
 	BwResult r;
@@ -436,6 +436,7 @@ BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 			outstanding--;
 			if (++done == count)
 				t_end = now_ns();
+			prog.advance(size);
 		} else if (ev.event_type == RV_WC_RECV_RDMA_WITH_IMM) {
 			if (ev.status)
 				bad_status(ev, "a credit write");
@@ -496,7 +497,8 @@ BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 
 // The receiving side of one bw phase; returns (verified, mismatches).
 std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
-						   const oob::Message &phase)
+						   const oob::Message &phase,
+						   Progress &prog)
 {
 	const std::uint64_t size = phase.get_u64("size");
 	const std::uint64_t count = phase.get_u64("count");
@@ -547,6 +549,7 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 		}
 		got[seq % slots] = 1;
 		verified++;
+		prog.advance(size);
 		if (ev.byte_len != size)
 			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
 		else if (auto off = chk.check(n.rx() + (seq % slots) * size, seq))
@@ -725,7 +728,7 @@ private:
 };
 
 LatResult lat_ping(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t count,
-		   std::uint64_t warmup)
+		   std::uint64_t warmup, Progress &prog)
 {
 	const milliseconds to = timeout_of(n.cfg());
 	LatResult r;
@@ -747,6 +750,7 @@ LatResult lat_ping(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t co
 		if (e.seq() >= warmup)
 			samples.push_back((t1 - t0) / 2);
 		e.next();
+		prog.advance();
 	}
 	e.drain();
 
@@ -768,7 +772,7 @@ LatResult lat_ping(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t co
 }
 
 std::pair<std::uint64_t, std::uint64_t> lat_pong(Node &n, oob::Socket &s,
-						 const oob::Message &phase)
+						 const oob::Message &phase, Progress &prog)
 {
 	const std::uint64_t size = phase.get_u64("size");
 	const std::uint64_t total = phase.get_u64("count") + phase.get_u64("warmup");
@@ -781,6 +785,7 @@ std::pair<std::uint64_t, std::uint64_t> lat_pong(Node &n, oob::Socket &s,
 		e.receive();
 		e.send();
 		e.next();
+		prog.advance();
 	}
 	e.drain();
 
@@ -793,6 +798,27 @@ std::pair<std::uint64_t, std::uint64_t> lat_pong(Node &n, oob::Socket &s,
 		d.set("first_mismatch", e.first_mismatch());
 	s.send(d);
 	return {e.verified(), e.mismatches()};
+}
+
+// The Progress of a whole run of plan, in bytes (bw) or round trips
+// (lat, warm-up included); off without cfg.progress.
+Progress plan_progress(const NodeConfig &cfg, const Plan &p)
+{
+	if (!cfg.progress)
+		return {};
+	std::uint64_t total = 0;
+	for (std::size_t k = 0; k < p.sizes.size() && k < p.counts.size(); k++)
+		total += p.test == Test::bw ? p.sizes[k] * p.counts[k]
+					    : p.counts[k] + p.warmup;
+	return Progress(cfg.progress, total, "round trips", p.test == Test::bw,
+			cfg.progress_interval_ns);
+}
+
+// "bw 64 KiB (3/11)": the label of phase k of p.
+std::string phase_label(const Plan &p, std::size_t k, const char *who)
+{
+	return std::string(who) + test_name(p.test) + " " + format_size(p.sizes[k]) +
+	       " (" + std::to_string(k + 1) + "/" + std::to_string(p.sizes.size()) + ")";
 }
 
 // Runs f; on an exception tells the peer (best effort) and rethrows.
@@ -951,16 +977,20 @@ ClientReport run_client(const NodeConfig &cfg, const Plan &plan, oob::Socket soc
 		rep.path_mtu = n.path_mtu();
 		rep.connect_ns = n.connect_ns();
 
+		Progress prog = plan_progress(cfg, plan);
 		for (std::size_t k = 0; k < plan.sizes.size(); k++) {
 			const std::uint64_t size = plan.sizes[k];
+			prog.set_label(phase_label(plan, k, ""));
 			if (plan.test == Test::bw)
-				rep.bw.push_back(bw_send(n, sock, plan, size, plan.counts[k]));
+				rep.bw.push_back(bw_send(n, sock, plan, size, plan.counts[k],
+							 prog));
 			else
 				rep.lat.push_back(lat_ping(n, sock, size, plan.counts[k],
-							   plan.warmup));
+							   plan.warmup, prog));
 			log(cfg, std::string(test_name(plan.test)) + " " +
 					 format_size(size) + " done");
 		}
+		prog.finish(std::string(test_name(plan.test)) + " done");
 
 		rep.conn = n.conn().stats();
 		for (std::uint32_t q = 0; q < rep.conn.num_conn && q < RV_MAX_NUM_CONN; q++) {
@@ -1002,10 +1032,13 @@ ServerReport run_server(const NodeConfig &cfg, oob::Socket sock)
 		sock.send(info);
 		n.connect(rep.peer, sock);
 
+		Progress prog = plan_progress(cfg, rep.plan);
 		for (;;) {
 			oob::Message m = sock.recv(to);
 			if (m.verb == "BYE") {
 				sock.send(oob::Message{"BYE", {}});
+				prog.finish(std::string("server: ") +
+					    test_name(rep.plan.test) + " done");
 				break;
 			}
 			if (m.verb == "ERROR")
@@ -1014,8 +1047,10 @@ ServerReport run_server(const NodeConfig &cfg, oob::Socket sock)
 								       : std::string("?")));
 			if (m.verb != "PHASE")
 				throw std::runtime_error("out-of-band: unexpected " + m.verb);
-			auto [v, bad] = m.get("test") == "lat" ? lat_pong(n, sock, m)
-							       : bw_receive(n, sock, m);
+			if (rep.phases < rep.plan.sizes.size())
+				prog.set_label(phase_label(rep.plan, rep.phases, "server: "));
+			auto [v, bad] = m.get("test") == "lat" ? lat_pong(n, sock, m, prog)
+							       : bw_receive(n, sock, m, prog);
 			rep.phases++;
 			rep.verified += v;
 			rep.mismatches += bad;

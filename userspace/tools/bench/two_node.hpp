@@ -66,8 +66,13 @@ struct NodeConfig {
 	double timeout_s = 60;		// setup steps, and a phase without progress
 	bool yield = false;		// sched_yield() after an empty poll
 	std::optional<JobKey> job_key;	// server: the key to hand out
-	// Progress lines (verbose), nullptr: none.
+	// Step lines (--verbose), nullptr: none.
 	std::function<void(const std::string &)> log;
+	// The lines of a Progress over the whole run (--progress): the
+	// client counts bytes written (bw) or round trips (lat), a server
+	// bytes checked or pongs; nullptr: none.
+	Progress::Sink progress;
+	std::uint64_t progress_interval_ns = Progress::default_interval_ns;
 };
 
 enum class Test : std::uint8_t { bw, lat };

@@ -104,6 +104,7 @@ if [ -n "${RV_VM_ROLE:-}" ]; then
 	bytes=$((32 << 20))
 	d0=$(rv_node 0)
 	if [ "$RV_VM_ROLE" = a ]; then
+		tap_step "two VMs: receiving $((bytes >> 20)) MiB from VM b"
 		rx=$(rxe_rcvd_pkts "$d0")
 		"$peer" --node 0 --peer-ip "$RV_PEER_IP" --job-key "$key" \
 			--bytes "$bytes" --oob "$port" --timeout 180 recv >"$tmp/recv" 2>&1
@@ -123,6 +124,7 @@ if [ -n "${RV_VM_ROLE:-}" ]; then
 		# The peer node loses its module while VM b's connection is up.
 		tap_check "two VMs: rmmod rv on VM a after the transfer" rv_unload
 	else
+		tap_step "two VMs: sending $((bytes >> 20)) MiB to VM a, which then unloads rv"
 		"$peer" --node 0 --peer-ip "$RV_PEER_IP" --job-key "$key" \
 			--bytes "$bytes" --oob "$RV_PEER_IP:$port" --timeout 180 \
 			--reconnect-timeout 10 --expect-loss 90 send >"$tmp/send" 2>&1
@@ -160,6 +162,7 @@ hold() {
 	want=$nc
 	[ "$nc" != 0 ] || want=$num_conn
 	name="N=$n per node, num_conn ${nc/#0/default}"
+	tap_step "$name: connecting"
 	rx0=$(rxe_rcvd_pkts "$d0") rx1=$(rxe_rcvd_pkts "$d1")
 	"$peer" --node 0 --peer-node 1 --job-key "$key" --procs "$n" --num-conn "$nc" \
 		--timeout 180 hold >"$tmp/h0" 2>&1 &
@@ -231,6 +234,7 @@ transfer() {
 	key=$(random_key)
 	port=$((18600 + from))
 	name="transfer $(rv_node "$from") -> $(rv_node "$to"), $((bytes >> 20)) MiB"
+	tap_step "$name"
 	rxf=$(rxe_rcvd_pkts "$(rv_node "$from")") rxt=$(rxe_rcvd_pkts "$(rv_node "$to")")
 	"$peer" --node "$to" --peer-node "$from" --job-key "$key" --bytes "$bytes" \
 		--oob "127.0.0.1:$port" --timeout 120 recv >"$tmp/recv" 2>&1 &
@@ -268,6 +272,7 @@ transfer 1 0 "${RV_CONN_SH_BYTES:-$((32 << 20))}"
 # change the nodes, which rv_vm_tests runs only when asked to.
 destructive_gtest() {
 	local out rc
+	tap_step "ConnFault.$1 (rv_vm_tests)"
 	out=$(RV_CONN_LINK_TESTS=1 "$tests" --gtest_filter="ConnFault.$1" 2>&1)
 	rc=$?
 	tap_diag "$(grep -v '^1\.\.' <<<"$out" | sed 's/^# \{0,1\}//')"

@@ -130,6 +130,7 @@ kmsg_pid=$!
 run_sweep() {
 	local name=$1 line op status summary results=0 rc=125
 	shift
+	tap_step "$name: rv_fault_sweep $*"
 	echo "<5>rv-fault: $name start" >/dev/kmsg
 	# shellcheck disable=SC2086  # RV_FAULT_ARGS: words on purpose
 	while IFS= read -r line; do

@@ -70,6 +70,7 @@ echo "<5>$marker" >/dev/kmsg
 read -r console_level _ </proc/sys/kernel/printk
 dmesg -n 4 2>/dev/null || true
 
+tap_step "campaign: $calls calls, seed $seed, at most $seconds s (its progress: $errlog)"
 # shellcheck disable=SC2086  # RV_FUZZ_ARGS is a list of options
 "$fuzz" --seed "$seed" --calls "$calls" --seconds "$seconds" \
 	--procs "$procs" --threads "$threads" --json --progress 30 \

@@ -86,6 +86,7 @@ if [ "$mode" = drop ]; then
 else
 	name="soak: $procs processes per node, $secs s, link $(rv_netdev 1) flapping every $flap s"
 fi
+tap_step "$name"
 # shellcheck disable=SC2086  # RV_SOAK_ARGS is a list of options
 timeout -k 10 $((${secs%.*} + 600)) "$soak" --seconds "$secs" --procs-per-node "$procs" \
 	--flap-interval "$flap" --flap-mode "$mode" ${RV_SOAK_ARGS:-} >"$tmp/out" 2>"$tmp/err"
