@@ -765,8 +765,8 @@ struct rv_evict_params {
  *   RV_EVICT_TYPE_*; a SEARCH range is empty or wraps.
  * * %EACCES - the caller is not the attached process.
  * * %ENODEV - the job's RDMA device is gone.
- * * %EFAULT - the argument cannot be read, or the output cannot be
- *   written (the MRs are evicted all the same).
+ * * %EFAULT - the argument cannot be read or cannot be written;
+ *   nothing is evicted.
  */
 #define RV_IOCTL_EVICT _IOWR(RV_MAGIC, 0xF6, struct rv_evict_params)
 
@@ -1363,9 +1363,8 @@ struct rv_post_write_params {
  *   this process has loc_mr_handle and contains that range with exactly
  *   loc_mr_access (it may have gone stale, or been evicted).
  * * %EACCES - the caller is not the attached process.
- * * %EFAULT - the argument cannot be read, or the output cannot be
- *   written; in the second case the write may have been posted all the
- *   same, and then its event comes.
+ * * %EFAULT - the argument cannot be read or cannot be written;
+ *   nothing is posted.
  */
 #define RV_IOCTL_POST_RDMA_WR_IMMED \
 	_IOWR(RV_MAGIC, 0xFB, struct rv_post_write_params)

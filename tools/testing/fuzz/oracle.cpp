@@ -456,8 +456,8 @@ Expect expect_post_write(std::span<const std::byte> bytes, ArgAccess acc)
 					   "rv_ioctl_post_write() refuses it"));
 	// EINVAL: no such connection or MR (or stale); EBUSY: no send
 	// credit; EAGAIN: not connected yet or recovering; EIO: failed
-	// for good; EFAULT: the output cannot be written (the write may
-	// have been posted all the same).
+	// for good; EFAULT: the argument cannot be written (checked
+	// before anything is posted).
 	Expect e = attached(may_succeed({EIO, EINVAL, EBUSY, EAGAIN}));
 	if (!in_user_space(in.loc_mr_addr, in.loc_mr_length) ||
 	    bad_handle(in.loc_mr_handle)) {

@@ -373,6 +373,20 @@ TEST(ConnWrite, PostValidation)
 		accepted += !err;
 	}
 
+	// An argument that can be read but not written: refused before the
+	// write is posted (it could not be taken back).
+	{
+		rv::Mapping ro = rv::Mapping::map(4096, PROT_READ | PROT_WRITE,
+						  MAP_PRIVATE | MAP_ANONYMOUS);
+		rv_post_write_params p{};
+		p.in = good();
+		std::memcpy(ro.data(), &p, sizeof(p));
+		ASSERT_EQ(mprotect(ro.data(), 4096, PROT_READ), 0);
+		int err = ioctl_errno(me.fd(), RV_IOCTL_POST_RDMA_WR_IMMED, ro.data());
+		EXPECT_EQ(err, EFAULT) << "read-only argument: " << std::strerror(err);
+		accepted += !err;
+	}
+
 	// None of them was posted: no completion, no stats.
 	std::vector<rv::Event> stray = me.wait_events(accepted, seconds(30),
 						      milliseconds(300));

@@ -599,6 +599,33 @@ TEST(MrCache, EvictAmountIsLruFirst)
 	EXPECT_EQ(held.iova(), a + 768 * KiB);
 }
 
+// EVICT with an argument that can be read but not written: EFAULT, and
+// nothing is evicted (the MRs would be gone without the caller knowing).
+TEST(MrCache, EvictUnwritableArgumentEvictsNothing)
+{
+	RV_NODE_OR_SKIP(n, 0);
+	rv::Device dev = cache_device(n);
+	rv::Mapping buf = rv::Mapping::anonymous(MiB);
+	dev.reg_mem(buf.data(), 64 * KiB, recv).release();
+	ASSERT_EQ(dev.cache_stats().count, 1u);
+
+	rv::Mapping arg = rv::Mapping::anonymous(4096);
+	rv_evict_params p{};
+	p.in.type = RV_EVICT_TYPE_SEARCH_RANGE;
+	p.in.search.addr = buf.addr();
+	p.in.search.length = MiB;
+	std::memcpy(arg.data(), &p, sizeof(p));
+	ASSERT_EQ(mprotect(arg.data(), 4096, PROT_READ), 0);
+	EXPECT_EQ(ioctl_errno(dev.fd(), RV_IOCTL_EVICT, arg.data()), EFAULT);
+	rv::CacheStats s = dev.cache_stats();
+	EXPECT_EQ(s.count, 1u) << str(s);
+	EXPECT_EQ(s.evict, 0u) << str(s);
+
+	ASSERT_EQ(mprotect(arg.data(), 4096, PROT_READ | PROT_WRITE), 0);
+	EXPECT_EQ(ioctl_errno(dev.fd(), RV_IOCTL_EVICT, arg.data()), 0);
+	EXPECT_EQ(dev.cache_stats().count, 0u);
+}
+
 TEST(MrCache, EvictBadTypeIsEinval)
 {
 	RV_NODE_OR_SKIP(n, 0);

@@ -303,6 +303,9 @@ long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx)
 		return -EFAULT;
 	if (memchr_inv(p.in.pad, 0, sizeof(p.in.pad)))
 		return -EINVAL;
+	/* Evicted MRs are gone: refuse an unwritable output before. */
+	if (copy_to_user(ctx->uarg, &p, sizeof(p)))
+		return -EFAULT;
 
 	mutex_lock(&user->reg_mutex);
 	switch (p.in.type) {

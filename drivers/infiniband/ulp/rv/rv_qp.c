@@ -506,6 +506,13 @@ long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx)
 	conn = xa_load(&user->conns, in->handle);
 	if (!conn)
 		return -EINVAL;
+	/*
+	 * A write once posted cannot be taken back: an output that cannot
+	 * be written is refused first (rewriting what was read changes
+	 * nothing).
+	 */
+	if (copy_to_user(ctx->uarg, &p, sizeof(p)))
+		return -EFAULT;
 
 	mr = rv_mr_cache_get_io(&user->cache, in->loc_mr_handle,
 				in->loc_mr_addr, in->loc_mr_length,
