@@ -159,16 +159,17 @@ static void rv_debugfs_user(struct seq_file *m, struct rv_user *user)
 	struct rv_conn *conn;
 	u64 overflow;
 
-	xa_for_each(&user->conns, index, conn)
-		conns++;
 	spin_lock_irqsave(&user->ring.lock, flags);
 	ev = user->ring.stats;
 	overflow = user->ring.overflow;
 	spin_unlock_irqrestore(&user->ring.lock, flags);
 	rv_mr_cache_get_stats(&user->cache, &cs);
 
-	seq_printf(m, "job=%u pid=%d rv_index=%u conns=%u ring_entries=%u ring_overflow=%llu",
-		   user->jdev->id, user->tgid, user->rv_index, conns,
+	seq_printf(m, "job=%u pid=%d rv_index=%u conn_ids=",
+		   user->jdev->id, user->tgid, user->rv_index);
+	xa_for_each(&user->conns, index, conn)
+		seq_printf(m, conns++ ? ",%u" : "%u", conn->id);
+	seq_printf(m, " conns=%u ring_entries=%u ring_overflow=%llu", conns,
 		   user->ring.num, overflow);
 	seq_printf(m, " cache_limit=%llu cache_size=%llu cache_count=%u cache_inuse=%u cache_hit=%llu cache_miss=%llu cache_full=%llu cache_failed=%llu cache_remove=%llu cache_evict=%llu",
 		   user->cache.limit, cs.cache_size, cs.count, cs.inuse,
