@@ -17,8 +17,12 @@
 #   - dkms add / build / remove of `make dkms-source`'s tree against the
 #     test kernel's headers (its own DKMS tree; needs root).
 # TAP output. Takes about two minutes (two module builds, librv and the
-# tools without their tests).
+# tools without their tests); the start of each long step and the total
+# ("# check-install: [+N s] ...", "# check-install: total N s") go to
+# stderr.
 set -uo pipefail
+
+t0=$SECONDS
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -39,6 +43,7 @@ cleanup() {
 	else
 		rm -rf "$work"
 	fi
+	echo "# check-install: total $((SECONDS - t0)) s" >&2
 }
 trap cleanup EXIT
 
@@ -58,11 +63,12 @@ submake() {
 
 # ok NAME LOGFILE CMD...: CMD's output goes to LOGFILE, shown on failure.
 tap_run() {
-	local name=$1 out=$2 t0=$SECONDS
+	local name=$1 out=$2 ts=$SECONDS
 	shift 2
+	echo "# check-install: [+$((SECONDS - t0)) s] $name" >&2
 	if "$@" >"$out" 2>&1; then
 		tap_ok "$name"
-		[ $((SECONDS - t0)) -lt 5 ] || tap_diag "took $((SECONDS - t0)) s"
+		[ $((SECONDS - ts)) -lt 5 ] || tap_diag "took $((SECONDS - ts)) s"
 	else
 		tap_not_ok "$name" "$* failed:"
 		tail -n 40 "$out" | sed 's/^/# /'
@@ -112,8 +118,10 @@ expected=(
 	"$prefix/share/doc/rv/examples/modprobe.d/rv.conf"
 	"$prefix/share/man/man4/rv.4"
 	"$prefix/share/man/man1/rvinfo.1"
+	"$prefix/share/man/man1/rvstat.1"
 	"$prefix/share/man/man1/rvbench.1"
 	"$prefix/bin/rvinfo"
+	"$prefix/bin/rvstat"
 	"$prefix/bin/rvbench"
 	"$libdir/librv.a"
 	"$libdir/pkgconfig/rv.pc"
@@ -142,8 +150,9 @@ extra=$(comm -13 <(printf '%s\n' "${expected[@]}" | sort) \
 tap_is "no other files installed" "$extra" ""
 
 # shellcheck disable=SC2016 # $1 is bash -c's
-tap_check "rvinfo and rvbench are executable and run (--help)" \
-	bash -c '"$1/rvinfo" --help >/dev/null && "$1/rvbench" --help >/dev/null' \
+tap_check "rvinfo, rvstat and rvbench are executable and run (--help)" \
+	bash -c '"$1/rvinfo" --help >/dev/null && "$1/rvstat" --help >/dev/null &&
+		"$1/rvbench" --help >/dev/null' \
 	_ "$stage$prefix/bin"
 tap_is "installed rv.ko is for $kver" \
 	"$(modinfo -F vermagic "$stage/lib/modules/$kver/extra/rv.ko" | cut -d' ' -f1)" \
@@ -188,9 +197,9 @@ int main()
 	return 1;
 }
 EOF
-want_abi=$(sed -n 's/^#define RV_ABI_VER_MAJOR \([0-9]*\)$/\1/p' \
+want_abi=$(sed -n 's/^#define RV_ABI_VER_MAJOR[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' \
 	include/uapi/rdma/rv_user_ioctls.h).$(sed -n \
-	's/^#define RV_ABI_VER_MINOR \([0-9]*\)$/\1/p' \
+	's/^#define RV_ABI_VER_MINOR[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' \
 	include/uapi/rdma/rv_user_ioctls.h)
 
 # shellcheck disable=SC2046 # word splitting of pkg-config's output
@@ -263,7 +272,7 @@ fi
 
 # --- man pages -------------------------------------------------------------
 
-for m in man4/rv.4 man1/rvinfo.1 man1/rvbench.1; do
+for m in man4/rv.4 man1/rvinfo.1 man1/rvstat.1 man1/rvbench.1; do
 	f=$stage$prefix/share/man/$m
 	if [ ! -f "$f" ]; then
 		tap_not_ok "man page ${m#*/} renders cleanly" "not installed"

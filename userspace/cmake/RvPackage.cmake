@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 #
 # What other projects build against: the pkg-config file rv.pc and the
-# CMake package "rv" (find_package(rv), then rv::rv; rv::rvinfo and
-# rv::rvbench are exported too).
+# CMake package "rv" (find_package(rv), then rv::rv; rv::rvinfo,
+# rv::rvstat and rv::rvbench are exported too).
 include(CMakePackageConfigHelpers)
 
 set(RV_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rv)
