@@ -103,28 +103,34 @@ bool listens(const Node &local, const Node &remote)
 			   local.gid.size()) < 0;
 }
 
-std::optional<unsigned> rv_rc_qps(const std::string &dev)
+std::optional<unsigned> rv_rdma_res(const std::string &type, const std::string &dev)
 {
-	std::string rdma = which("rdma");
+	const std::string rdma = which("rdma");
 	if (rdma.empty())
 		return std::nullopt;
-	ProcessResult r = run_process({rdma, "res", "show", "qp"});
-	if (!r.exited || r.exit_code)
+	const ProcessResult r = run_process({rdma, "-j", "resource", "show", type});
+	if (!r.ok())
 		return std::nullopt;
+	// A flat array of flat objects: one per {...}; the owner of a
+	// kernel object is "comm":"rv" (the plain output shows [rv]).
 	unsigned n = 0;
-	std::istringstream in(r.out);
-	std::string line;
-	const std::string link = "link " + dev + "/";
-	while (std::getline(in, line)) {
-		if (line.find(link) == std::string::npos)
-			continue;
-		if (line.find(" type RC ") == std::string::npos)
-			continue;
-		if (line.find("[rv]") == std::string::npos)
-			continue;
-		n++;
+	for (std::size_t open = r.out.find('{'); open != std::string::npos;
+	     open = r.out.find('{', open + 1)) {
+		const std::size_t close = r.out.find('}', open);
+		if (close == std::string::npos)
+			return std::nullopt;
+		const std::string obj = r.out.substr(open, close - open);
+		if (obj.find("\"ifname\":\"" + dev + "\"") != std::string::npos &&
+		    obj.find("\"comm\":\"rv\"") != std::string::npos)
+			n++;
 	}
 	return n;
+}
+
+std::optional<unsigned> rv_rc_qps(const std::string &dev)
+{
+	// rv creates RC QPs only.
+	return rv_rdma_res("qp", dev);
 }
 
 bool wait_until(const std::function<bool()> &pred, milliseconds timeout)

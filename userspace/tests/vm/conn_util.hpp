@@ -76,8 +76,12 @@ using std::chrono::seconds;
 // with the smaller GID listens, the other sends the CM REQs.
 [[nodiscard]] bool listens(const Node &local, const Node &remote);
 
-// Kernel RC QPs of rv on dev ("rdma res show qp": type RC, comm [rv]);
-// nullopt if the rdma tool is missing or fails.
+// Objects of `rdma resource show TYPE` (pd, cq, qp, mr) on device dev
+// that the kernel module rv owns; nullopt if the rdma tool is missing or
+// fails.
+[[nodiscard]] std::optional<unsigned> rv_rdma_res(const std::string &type,
+						  const std::string &dev);
+// rv's kernel RC QPs on dev: rv_rdma_res("qp", dev).
 [[nodiscard]] std::optional<unsigned> rv_rc_qps(const std::string &dev);
 
 // Polls pred every 10 ms until it is true (true) or timeout (false).

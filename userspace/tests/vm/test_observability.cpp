@@ -399,36 +399,6 @@ TEST(Observability, TracepointsReportEachStep)
 	EXPECT_TRUE(any_has(rc, {"rv_index=" + std::to_string(ib), "status=0"})) << trace;
 }
 
-namespace {
-
-// Objects of `rdma -j resource show TYPE` on device dev owned by the
-// kernel module rv ("comm":"rv"; the plain output shows it as [rv]).
-std::optional<unsigned> rdma_res_rv(const std::string &type, const std::string &dev)
-{
-	const std::string rdma = which("rdma");
-	if (rdma.empty())
-		return std::nullopt;
-	const rv::test::ProcessResult r =
-		rv::test::run_process({rdma, "-j", "resource", "show", type});
-	if (!r.ok())
-		return std::nullopt;
-	// A flat array of flat objects: one per {...}.
-	unsigned n = 0;
-	for (std::size_t open = r.out.find('{'); open != std::string::npos;
-	     open = r.out.find('{', open + 1)) {
-		const std::size_t close = r.out.find('}', open);
-		if (close == std::string::npos)
-			return std::nullopt;
-		const std::string obj = r.out.substr(open, close - open);
-		if (obj.find("\"ifname\":\"" + dev + "\"") != std::string::npos &&
-		    obj.find("\"comm\":\"rv\"") != std::string::npos)
-			n++;
-	}
-	return n;
-}
-
-} // namespace
-
 TEST(Observability, RdmaResourceShowsRvObjects)
 {
 	RV_ROOT_OR_SKIP();
@@ -436,7 +406,7 @@ TEST(Observability, RdmaResourceShowsRvObjects)
 	RV_NODE_OR_SKIP(n1, 1);
 	if (which("rdma").empty())
 		GTEST_SKIP() << "needs rdma(8) (iproute2)";
-	const auto before = [&](const char *type) { return rdma_res_rv(type, n0.dev); };
+	const auto before = [&](const char *type) { return rv_rdma_res(type, n0.dev); };
 	const auto pd0 = before("pd"), cq0 = before("cq"), qp0 = before("qp"),
 		   mr0 = before("mr");
 	ASSERT_TRUE(pd0 && cq0 && qp0 && mr0);
@@ -446,15 +416,16 @@ TEST(Observability, RdmaResourceShowsRvObjects)
 	ASSERT_TRUE(p->write());
 	const unsigned nc = p->a.num_conn();
 	const std::uint32_t mrs = p->a.dev().cache_stats().count;
-	EXPECT_EQ(rdma_res_rv("pd", n0.dev), *pd0 + 1) << "one PD per job-device";
-	EXPECT_EQ(rdma_res_rv("cq", n0.dev), *cq0 + nc) << "one CQ per QP";
-	EXPECT_EQ(rdma_res_rv("qp", n0.dev), *qp0 + nc) << "num_conn RC QPs";
-	EXPECT_EQ(rdma_res_rv("mr", n0.dev), *mr0 + mrs) << "one MR per cache entry";
+	ASSERT_GE(mrs, 1u);
+	EXPECT_EQ(rv_rdma_res("pd", n0.dev), *pd0 + 1) << "one PD per job-device";
+	EXPECT_EQ(rv_rdma_res("cq", n0.dev), *cq0 + nc) << "one CQ per QP";
+	EXPECT_EQ(rv_rdma_res("qp", n0.dev), *qp0 + nc) << "num_conn RC QPs";
+	EXPECT_EQ(rv_rdma_res("mr", n0.dev), *mr0 + mrs) << "one MR per cache entry";
 	p.reset();
 	EXPECT_TRUE(wait_until(
 		[&] {
-			return rdma_res_rv("pd", n0.dev) == pd0 && rdma_res_rv("cq", n0.dev) == cq0 &&
-			       rdma_res_rv("qp", n0.dev) == qp0 && rdma_res_rv("mr", n0.dev) == mr0;
+			return rv_rdma_res("pd", n0.dev) == pd0 && rv_rdma_res("cq", n0.dev) == cq0 &&
+			       rv_rdma_res("qp", n0.dev) == qp0 && rv_rdma_res("mr", n0.dev) == mr0;
 		},
 		seconds(30)))
 		<< "rv objects left on " << n0.dev;
