@@ -25,6 +25,8 @@ pkgs=(
 	bc bison flex libelf-dev libssl-dev
 	# the install tier: DKMS builds, man pages rendered by groff
 	dkms groff-base
+	# the tracepoint test records with trace-cmd, as admins do
+	trace-cmd
 )
 
 missing=()

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -463,4 +464,31 @@ TEST(Observability, DebugfsReadsRaceConnectionTeardown)
 	reader.join();
 	EXPECT_EQ(bad, 0u) << first_bad;
 	EXPECT_GT(reads, 3u);
+}
+
+// trace-cmd, as an admin would run it: records the rv events of a command
+// and reports them by name with their fields.
+TEST(Observability, TraceCmdRecordsRvEvents)
+{
+	RV_ROOT_OR_SKIP();
+	RV_NODE_OR_SKIP(n0, 0);
+	const std::string tc = which("trace-cmd");
+	if (tc.empty())
+		GTEST_SKIP() << "needs trace-cmd (make deps installs it)";
+	char self[4096] = {};
+	ASSERT_GT(readlink("/proc/self/exe", self, sizeof(self) - 1), 0);
+	char dir[] = "/tmp/rv-trace-XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	const std::string dat = std::string(dir) + "/trace.dat";
+
+	const rv::test::ProcessResult rec = rv::test::run_process(
+		{tc, "record", "-q", "-e", "rv", "-o", dat, self,
+		 "--gtest_filter=Attach.Psm3DefaultsWork"});
+	ASSERT_TRUE(rec.ok()) << rec.out << rec.err;
+	const rv::test::ProcessResult rep = rv::test::run_process({tc, "report", "-i", dat});
+	ASSERT_TRUE(rep.ok()) << rep.err;
+	const auto attach = lines_of(rep.out, "rv_attach");
+	EXPECT_TRUE(any_has(attach, {"device=" + n0.dev, "port=1"})) << rep.out;
+	EXPECT_FALSE(lines_of(rep.out, "rv_detach").empty()) << rep.out;
+	std::filesystem::remove_all(dir);
 }
