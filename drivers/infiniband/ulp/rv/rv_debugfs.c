@@ -167,8 +167,11 @@ static void rv_debugfs_user(struct seq_file *m, struct rv_user *user)
 
 	seq_printf(m, "job=%u pid=%d rv_index=%u conn_ids=",
 		   user->jdev->id, user->tgid, user->rv_index);
+	/* A handle's reference keeps its connection while it is listed. */
+	xa_lock(&user->conns);
 	xa_for_each(&user->conns, index, conn)
 		seq_printf(m, conns++ ? ",%u" : "%u", conn->id);
+	xa_unlock(&user->conns);
 	seq_printf(m, " conns=%u ring_entries=%u ring_overflow=%llu", conns,
 		   user->ring.num, overflow);
 	seq_printf(m, " cache_limit=%llu cache_size=%llu cache_count=%u cache_inuse=%u cache_hit=%llu cache_miss=%llu cache_full=%llu cache_failed=%llu cache_remove=%llu cache_evict=%llu",
