@@ -289,6 +289,25 @@ long rv_ioctl_dereg_mem(const struct rv_ioctl_ctx *ctx)
 	return ret;
 }
 
+/* EVICT's input, before anything is done: 0 or -EINVAL. */
+static int rv_evict_check(const struct rv_evict_params_in *in)
+{
+	if (memchr_inv(in->pad, 0, sizeof(in->pad)))
+		return -EINVAL;
+	switch (in->type) {
+	case RV_EVICT_TYPE_SEARCH_EXACT:
+	case RV_EVICT_TYPE_SEARCH_RANGE:
+		if (in->search.resv1 ||
+		    rv_mr_bad_range(in->search.addr, in->search.length))
+			return -EINVAL;
+		return 0;
+	case RV_EVICT_TYPE_AMOUNT:
+		return in->amount.resv1 ? -EINVAL : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx)
 {
 	struct rv_user *user = ctx->user;
@@ -301,8 +320,9 @@ long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx)
 		return -ENODEV;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
-	if (memchr_inv(p.in.pad, 0, sizeof(p.in.pad)))
-		return -EINVAL;
+	ret = rv_evict_check(&p.in);
+	if (ret)
+		return ret;
 	/* Evicted MRs are gone: refuse an unwritable output before. */
 	if (copy_to_user(ctx->uarg, &p, sizeof(p)))
 		return -EFAULT;
@@ -310,27 +330,21 @@ long rv_ioctl_evict(const struct rv_ioctl_ctx *ctx)
 	mutex_lock(&user->reg_mutex);
 	switch (p.in.type) {
 	case RV_EVICT_TYPE_SEARCH_EXACT:
-		ret = p.in.search.resv1 ? -EINVAL :
-			rv_mr_cache_evict_exact(&user->cache, p.in.search.addr,
-						p.in.search.length,
-						p.in.search.access,
-						&bytes, &count);
+		ret = rv_mr_cache_evict_exact(&user->cache, p.in.search.addr,
+					      p.in.search.length,
+					      p.in.search.access, &bytes,
+					      &count);
 		break;
 	case RV_EVICT_TYPE_SEARCH_RANGE:
-		ret = p.in.search.resv1 ? -EINVAL :
-			rv_mr_cache_evict_range(&user->cache, p.in.search.addr,
-						p.in.search.length,
-						&bytes, &count);
-		break;
-	case RV_EVICT_TYPE_AMOUNT:
-		ret = p.in.amount.resv1 ? -EINVAL :
-			rv_mr_cache_evict_amount(&user->cache,
-						 p.in.amount.bytes,
-						 p.in.amount.count,
-						 &bytes, &count);
+		ret = rv_mr_cache_evict_range(&user->cache, p.in.search.addr,
+					      p.in.search.length, &bytes,
+					      &count);
 		break;
 	default:
-		ret = -EINVAL;
+		ret = rv_mr_cache_evict_amount(&user->cache, p.in.amount.bytes,
+					       p.in.amount.count, &bytes,
+					       &count);
+		break;
 	}
 	mutex_unlock(&user->reg_mutex);
 	if (ret)

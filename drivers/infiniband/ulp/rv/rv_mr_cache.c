@@ -43,12 +43,6 @@ static u32 rv_mr_refs(const struct rv_mr_entry *e)
 	return e->user_refs + e->io_refs;
 }
 
-/* True if [addr, addr + len) is empty or wraps past the end of u64. */
-static bool rv_mr_bad_range(u64 addr, u64 len)
-{
-	return !len || addr + len - 1 < addr;
-}
-
 static bool rv_mr_same(const struct rv_mr_entry *e, u64 addr, u64 len,
 		       u32 access)
 {

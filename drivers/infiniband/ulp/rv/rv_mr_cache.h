@@ -90,6 +90,12 @@ struct rv_mr_cache {
 	struct rv_cache_stats_params_out stats;	/* under lock */
 };
 
+/* True if [addr, addr + len) is empty or wraps past the end of u64. */
+static inline bool rv_mr_bad_range(u64 addr, u64 len)
+{
+	return !len || addr + len - 1 < addr;
+}
+
 void rv_mr_cache_init(struct rv_mr_cache *cache,
 		      const struct rv_mr_cache_ops *ops, u64 limit_bytes);
 
