@@ -75,10 +75,12 @@ struct rv_sconn {
 	bool qp_inited;			/* QP left RESET: drain before destroy */
 	bool established;		/* cm_id reached ESTABLISHED */
 	bool hb_busy;			/* the heartbeat is posted */
-	bool activity;			/* traffic since the last heartbeat tick */
+	bool activity;			/* sends since the last heartbeat tick */
+	bool rx_seen;			/* receives since the last tick */
 	bool recv_err_reported;
 	u64 hb_done;			/* send completions at the last tick */
 	u32 stall_ms;			/* sends pending without progress */
+	u32 quiet_ms;			/* ... and nothing received either */
 
 	struct ib_cm_id *cm_id;
 	struct ib_qp *qp;
@@ -149,11 +151,12 @@ struct rv_conn {
 
 /*
  * A send queue with work that neither completes nor fails for this long
- * is declared lost: twice the transport's own give-up time,
- * RV_MIN_QP_TIMEOUT times (retry_count + 1). The transport does not give
- * up on a write whose packets are being acknowledged, however slowly, so
- * the oldest write in flight adds the time it takes at
- * RV_STALL_MIN_KBPS: a long write on a crawling link is not a loss.
+ * while nothing arrives from the peer either is declared lost: twice the
+ * transport's own give-up time, RV_MIN_QP_TIMEOUT times (retry_count +
+ * 1). The peer's heartbeats show a link that works, however slowly: then
+ * the limit grows by the time the oldest write in flight takes at
+ * RV_STALL_MIN_KBPS, so that a long write on a crawling link is not a
+ * loss but a QP whose sends are stuck still is.
  */
 #define RV_STALL_MS 9000
 #define RV_STALL_MIN_KBPS 128		/* kB/s, 1 kB = 1000 B */

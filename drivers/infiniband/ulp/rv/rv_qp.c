@@ -128,6 +128,7 @@ int rv_qp_create(struct rv_sconn *s)
 	s->qp_inited = false;
 	s->hb_busy = false;
 	s->stall_ms = 0;
+	s->quiet_ms = 0;
 	s->recv_err_reported = false;
 	return 0;
 }
@@ -286,7 +287,7 @@ static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	spin_lock_irqsave(&s->lock, flags);
-	s->activity = true;
+	s->rx_seen = true;
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
 		s->stats.recv_write_cqe++;
 		s->stats.recv_write_bytes += wc->byte_len;
@@ -329,36 +330,43 @@ void rv_hb_start(struct rv_sconn *s)
 
 /*
  * Under s->lock, on a heartbeat tick of @ms: has the send side made no
- * progress for RV_STALL_MS while it had work? The transport gives up on
- * an unanswered send by itself (retry_count local ACK timeouts); a send
- * queue that neither completes nor fails for twice that long is stuck
- * (soft RoCE can wedge a QP after its link flaps) and counts as lost.
+ * progress for too long while it had work (see RV_STALL_MS)? The
+ * transport should give up on an unanswered send by itself (retry_count
+ * local ACK timeouts), but soft RoCE can leave a QP whose sends neither
+ * complete nor fail, after its link flaps or while every packet is lost.
  */
 static bool rv_sconn_stalled(struct rv_sconn *s, unsigned int ms)
 {
 	const struct rv_conn_get_stats_params_out *st = &s->stats;
 	u64 done = st->send_write_cqe + st->send_write_cqe_fail +
 		   st->send_hb_cqe + st->send_hb_cqe_fail;
+	bool rx = s->rx_seen;
 	struct rv_send_ctx *oldest;
 	u32 limit = RV_STALL_MS;
 
+	s->rx_seen = false;
 	if ((!s->outstanding && !s->hb_busy) || done != s->hb_done) {
 		s->hb_done = done;
 		s->stall_ms = 0;
+		s->quiet_ms = 0;
 		return false;
 	}
+	s->stall_ms += ms;
+	s->quiet_ms = rx ? 0 : s->quiet_ms + ms;
+	if (s->quiet_ms >= RV_STALL_MS)
+		return true;
 	oldest = list_first_entry_or_null(&s->posted, struct rv_send_ctx,
 					  link);
 	if (oldest)
 		limit += oldest->len / RV_STALL_MIN_KBPS;	/* B / (kB/s): ms */
-	s->stall_ms += ms;
 	return s->stall_ms >= limit;
 }
 
 /*
- * A heartbeat tick: a QP that saw no traffic since the last tick sends a
- * zero-length SEND. Its failure (the peer is gone), or a send queue that
- * stopped moving, is a loss.
+ * A heartbeat tick: a QP that posted no write since the last tick sends a
+ * zero-length SEND (so one that only receives sends one every tick, which
+ * the writer's watchdog takes as a sign of a working link). Its failure
+ * (the peer is gone), or a send queue that stopped moving, is a loss.
  */
 void rv_hb_work(struct work_struct *work)
 {
