@@ -20,6 +20,12 @@ modprobe ib_cm
 
 echo "<5>rv-debug-suite: start" >/dev/kmsg
 
+# Not here: the tests that switch tracepoints on and off. That patches
+# kernel text (text_poke_bp, an IPI to every CPU), and on this kernel
+# under TCG it once waited forever for the other vCPU (an RCU stall in
+# trace-cmd's disable, 2026-11-22). They run on Debian's kernel.
+export GTEST_FILTER=${GTEST_FILTER:--Observability.Trace*}
+
 # tap-run runs programs without arguments: one small script per check.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
