@@ -18,6 +18,8 @@
 #include <rv/json.hpp>
 #include <rv/version.hpp>
 
+#include "getopt_error.hpp"
+
 namespace {
 
 constexpr const char *prog = "rvinfo";
@@ -83,20 +85,12 @@ Options parse_args(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
-		case ':':
-			usage_error(std::string("option '") + argv[optind - 1] +
-				    "' requires an argument");
 		default:
-			if (optopt)
-				usage_error(std::string("invalid option '-") +
-					    static_cast<char>(optopt) + "'");
-			usage_error(std::string("unrecognized option '") +
-				    argv[optind - 1] + "'");
+			usage_error(rv::tools::getopt_error(c, argv));
 		}
 	}
-	if (optind < argc)
-		usage_error(std::string("unexpected argument '") + argv[optind] +
-			    "'");
+	if (auto extra = rv::tools::extra_argument(argc, argv))
+		usage_error(*extra);
 	if (opts.device.empty())
 		usage_error("empty device path");
 	return opts;
