@@ -50,7 +50,9 @@ ko=$("$top/tools/testing/kernel/build-rv-ko.sh" "$RV_DEBUG_KDIR" "$build/debug-r
 step "booting $RV_DEBUG_KVER with two rxe nodes: debug-suite.sh"
 start=$SECONDS
 rc=0
+# kasan_multi_shot: every KASAN report, not only the first, reaches dmesg.
 RV_KO=$ko RV_CONN_TEST_BYTES=${RV_CONN_TEST_BYTES:-8M} \
+	RV_VM_CMDLINE="${RV_VM_CMDLINE:-kasan_multi_shot}" \
 	RV_CONN_SH_BYTES=${RV_CONN_SH_BYTES:-$((8 << 20))} \
 	"$top/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --rxe 2 \
 	--timeout "${RV_DEBUG_TIMEOUT:-3600}" --out "$out" \
