@@ -704,8 +704,22 @@ std::string to_string(const RecvReport &r)
 	return o.str();
 }
 
+namespace {
+
+// See slot_bytes().
+void require_rxe_safe_slots(const TransferSpec &spec)
+{
+	constexpr std::uint64_t mib = 1ULL << 20;
+
+	if (spec.slot_size % mib == 0 || (spec.slots * spec.slot_size) % mib == 0)
+		throw std::invalid_argument("transfer slots of whole MiB trip a soft-RoCE bug: use slot_bytes()");
+}
+
+}
+
 RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec)
 {
+	require_rxe_safe_slots(spec);
 	RecvReport r;
 	const auto t0 = clock::now();
 	const std::uint64_t len = std::uint64_t{spec.slots} * spec.slot_size;
@@ -830,6 +844,7 @@ TransferResult send_transfer(Side &side, Channel &chan,
 	out.info = chan.expect_body<RecvInfo>(msg_recv_info, seconds(120));
 	const RecvInfo &info = out.info;
 	const TransferSpec &spec = info.spec;
+	require_rxe_safe_slots(spec);
 	const std::uint64_t count = message_count(spec);
 	const std::uint64_t slots = spec.slots;
 	const std::uint64_t len = slots * spec.slot_size;

@@ -379,8 +379,8 @@ TransferSpec transfer_spec(const Opts &o)
 	s.seed = o.seed;
 	s.bytes = o.bytes;
 	s.slots = 8;
-	s.slot_size = 2ULL << 20;
-	s.max_len = 2ULL << 20;
+	s.slot_size = slot_bytes(2);
+	s.max_len = slot_bytes(2);
 	s.tolerate_errors = o.tolerate;
 	s.stall_s = 120;
 	s.timeout_s = 1200;

@@ -88,8 +88,8 @@ void flap_mid_transfer(const Node &n0, const Node &n1, const std::string &what,
 	spec.seed = 0xf1a9;
 	spec.bytes = env_u64("RV_CONN_FLAP_BYTES", 160 * MiB);
 	spec.slots = 8;
-	spec.slot_size = 2 * MiB;
-	spec.max_len = 2 * MiB;
+	spec.slot_size = slot_bytes(2);
+	spec.max_len = slot_bytes(2);
 	spec.tolerate_errors = 1;
 	spec.stall_s = 120;
 	spec.timeout_s = 600;

@@ -480,8 +480,8 @@ TEST(ConnWrite, DataIntegrity)
 	if (const char *b = std::getenv("RV_CONN_TEST_BYTES"); b && *b)
 		spec.bytes = std::strtoull(b, nullptr, 0);
 	spec.slots = 8;
-	spec.slot_size = 4 * MiB;
-	spec.max_len = 4 * MiB;
+	spec.slot_size = slot_bytes(4);
+	spec.max_len = slot_bytes(4);
 	const std::uint64_t count = message_count(spec);
 
 	Peer child([&](Channel &ch) {

@@ -517,10 +517,8 @@ int other_side(Channel &ch, const Node &local, const Node &remote,
 
 // A verified transfer small enough for the debug kernel under TCG (well
 // under 1 MiB/s): 1 MiB in flight in writes of at most 252 KiB, so that
-// no QP goes long without a completion. No MR of it is a multiple of
-// 1 MiB: soft RoCE of 6.1 reads one pointer past the page map of such an
-// MR when a copy ends exactly at its end (KASAN: slab-out-of-bounds in
-// rxe_mr_copy), a bug of rdma_rxe that these tests need not trip over.
+// no QP goes long without a completion. No MR of it is whole MiB (see
+// slot_bytes()).
 TransferSpec small_spec(std::uint64_t seed)
 {
 	TransferSpec spec;
