@@ -49,6 +49,7 @@
 #include "bench/oob.hpp"
 #include "bench/two_node.hpp"
 #include "bench/verbs.hpp"
+#include "getopt_error.hpp"
 
 namespace {
 
@@ -211,14 +212,7 @@ bool common_option(int c, CommonOptions &o)
 
 [[noreturn]] void bad_option(int c, char **argv)
 {
-	if (c == ':')
-		throw UsageError(std::string("option '") + argv[optind - 1] +
-				 "' requires an argument");
-	if (optopt)
-		throw UsageError(std::string("invalid option '-") +
-				 static_cast<char>(optopt) + "'");
-	throw UsageError(std::string("unrecognized option '") +
-			 argv[optind - 1] + "'");
+	throw UsageError(rv::tools::getopt_error(c, argv));
 }
 
 // getopt_long over argv with the common options and the command's
@@ -243,9 +237,8 @@ void parse_options(int argc, char **argv, const char *shortopts,
 		if (!common_option(c, common))
 			f(c, std::string(optarg ? optarg : ""));
 	}
-	if (optind < argc)
-		throw UsageError(std::string("unexpected argument '") +
-				 argv[optind] + "'");
+	if (auto extra = rv::tools::extra_argument(argc, argv))
+		throw UsageError(*extra);
 }
 
 // --- the session every command starts from ------------------------------

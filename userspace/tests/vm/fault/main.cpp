@@ -19,6 +19,7 @@
 
 #include <rv/json.hpp>
 
+#include "getopt_error.hpp"
 #include "sweep.hpp"
 
 using namespace rv::test;
@@ -198,19 +199,12 @@ Options parse_args(int argc, char **argv, bool &list)
 		case 'h':
 			usage(stdout);
 			std::exit(exit_ok);
-		case ':':
-			usage_error(std::string("option '") + argv[optind - 1] +
-				    "' requires an argument");
 		default:
-			if (optopt)
-				usage_error(std::string("invalid option '-") +
-					    static_cast<char>(optopt) + "'");
-			usage_error(std::string("unrecognized option '") +
-				    argv[optind - 1] + "'");
+			usage_error(rv::tools::getopt_error(c, argv));
 		}
 	}
-	if (optind < argc)
-		usage_error(std::string("unexpected argument '") + argv[optind] + "'");
+	if (auto extra = rv::tools::extra_argument(argc, argv))
+		usage_error(*extra);
 	return o;
 }
 

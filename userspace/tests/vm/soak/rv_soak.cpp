@@ -58,6 +58,7 @@
 #include <rv/unique_fd.hpp>
 
 #include "conn_util.hpp"
+#include "getopt_error.hpp"
 #include "soak.hpp"
 #include "vm_env.hpp"
 
@@ -252,16 +253,12 @@ Options parse(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
-		case ':':
-			throw UsageError(std::string("option '") + argv[optind - 1] +
-					 "' requires an argument");
 		default:
-			throw UsageError(std::string("unrecognized option '") +
-					 argv[optind - 1] + "'");
+			throw UsageError(rv::tools::getopt_error(c, argv));
 		}
 	}
-	if (optind < argc)
-		throw UsageError(std::string("unexpected argument '") + argv[optind] + "'");
+	if (auto extra = rv::tools::extra_argument(argc, argv))
+		throw UsageError(*extra);
 	if (!o.flap_down_ms)
 		o.flap_down_ms = o.flap_drop ? 12000 : 5000;
 	if (!o.flap_down_min_ms || o.flap_down_min_ms > o.flap_down_ms)
