@@ -14,14 +14,11 @@
  * posted: the send completion, successful or not; a QP that is drained
  * for recovery or teardown flushes what it holds with an error status.
  */
-#include <linux/completion.h>
-#include <linux/cpu.h>
-#include <linux/interrupt.h>
 #include <linux/slab.h>
-#include <linux/smp.h>
 #include <linux/uaccess.h>
 
 #include "rv_conn.h"
+#include "rv_quirks.h"
 #include "rv_trace.h"
 
 static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -137,48 +134,6 @@ int rv_qp_create(struct rv_sconn *s)
 	return 0;
 }
 
-struct rv_tasklet_barrier {
-	struct tasklet_struct tasklet;
-	struct completion done;
-};
-
-static void rv_tasklet_barrier_done(struct tasklet_struct *t)
-{
-	struct rv_tasklet_barrier *b = from_tasklet(b, t, tasklet);
-
-	complete(&b->done);
-}
-
-static void rv_tasklet_barrier_queue(void *arg)
-{
-	struct rv_tasklet_barrier *b = arg;
-
-	tasklet_schedule(&b->tasklet);
-}
-
-/*
- * Wait until every tasklet that is pending on any CPU now has run. A CPU
- * runs its tasklets in the order they were scheduled, so one more,
- * scheduled on that CPU, completes after them. CPU hotplug is held off:
- * a CPU going down hands its pending tasklets to another.
- */
-static void rv_tasklet_barrier(void)
-{
-	struct rv_tasklet_barrier b;
-	int cpu;
-
-	tasklet_setup(&b.tasklet, rv_tasklet_barrier_done);
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		init_completion(&b.done);
-		smp_call_function_single(cpu, rv_tasklet_barrier_queue, &b, 1);
-		wait_for_completion(&b.done);
-	}
-	cpus_read_unlock();
-	/* The last run may still be leaving tasklet_action. */
-	tasklet_kill(&b.tasklet);
-}
-
 /*
  * Under s->mutex. Flush whatever the QP holds (each write completes, with
  * an error status if it had not), then free it and its CQ.
@@ -191,18 +146,7 @@ void rv_qp_destroy(struct rv_sconn *s)
 	if (s->qp_inited)
 		ib_drain_qp(s->qp);
 	ib_destroy_qp(s->qp);
-	/*
-	 * Soft-RoCE in Linux 6.1 hands each CQ notification to a tasklet
-	 * that ib_free_cq does not kill: when the poller has already reaped
-	 * the drain's completion, the tasklet can still be pending and run
-	 * on the freed CQ. Upstream calls the handler inline since 6.4
-	 * ("RDMA/rxe: Remove tasklet call from rxe_cq.c"). With the QP gone
-	 * nothing schedules it again, so letting pending tasklets run first
-	 * makes the free safe.
-	 */
-	if (s->cq->device->ops.driver_id == RDMA_DRIVER_RXE)
-		rv_tasklet_barrier();
-	ib_free_cq(s->cq);
+	rv_quirk_free_cq(s->cq);
 	s->qp = NULL;
 	s->cq = NULL;
 }

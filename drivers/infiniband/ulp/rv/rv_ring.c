@@ -15,6 +15,7 @@
 #include <linux/uaccess.h>
 
 #include "rv.h"
+#include "rv_compat.h"
 
 /* The entry layout of ABI 1.6 and older: packed, 65 bytes. */
 struct rv_event_legacy {
@@ -84,7 +85,7 @@ int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (test_and_set_bit(0, &ring->mapped))
 		return -EINVAL;
-	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	rv_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	ret = remap_vmalloc_range(vma, ring->buf, 0);
 	if (ret)	/* e.g. no memory for page tables: may be tried again */
 		clear_bit(0, &ring->mapped);

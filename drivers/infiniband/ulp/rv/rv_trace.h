@@ -11,6 +11,7 @@
 
 #include <linux/tracepoint.h>
 
+#include "rv_compat.h"
 #include "rv_conn.h"
 
 /* Enums shown by name: each value is exported to trace tools. */
@@ -94,7 +95,7 @@ TRACE_EVENT(rv_attach,
 	    TP_fast_assign(__entry->job = user->jdev->id;
 			   __entry->pid = user->tgid;
 			   __entry->rv_index = user->rv_index;
-			   __assign_str(device, dev_name(&user->jdev->dev->ib_dev->dev));
+			   rv_assign_str(device, dev_name(&user->jdev->dev->ib_dev->dev));
 			   __entry->port = user->jdev->key.port_num;),
 	    TP_printk("job=%u pid=%d rv_index=%u device=%s port=%u",
 		      __entry->job, __entry->pid, __entry->rv_index,
