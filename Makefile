@@ -7,16 +7,19 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 BUILD ?= $(TOP)/build
 
-# The test kernel: the newest Debian kernel with headers installed. Never
-# `uname -r`: the build machine's own kernel is not the one we test.
-KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
-KVER ?= $(notdir $(patsubst %/,%,$(dir $(KDIR))))
+# The kernels rv.ko is built for: KDIR when given, else every installed
+# kernel that has its headers (tools/build-module.sh). Never `uname -r`:
+# the build machine's own kernel is not one we test. Each module lands in
+# build/modules/<kernel release>/rv.ko. Everything here that depends on
+# installed packages is evaluated when a recipe runs, after `make deps`.
+KDIR ?=
 MODDIR := $(TOP)/drivers/infiniband/ulp/rv
-RV_KO := $(MODDIR)/rv.ko
-
-# Warnings are errors, for the compiler (W=1) and for sparse (C=2).
-KBUILD_ARGS := -C $(KDIR) M=$(MODDIR) CONFIG_INFINIBAND_RV=m \
-	W=1 KCFLAGS=-Werror
+BUILD_MODULE = $(TOP)/tools/build-module.sh -o $(BUILD)/modules $(KDIR)
+# make install: one kernel, KDIR's, else the newest with headers.
+INSTALL_KDIR = $(or $(KDIR),$(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1))
+KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+	$(INSTALL_KDIR)/include/generated/utsrelease.h 2>/dev/null)
+RV_KO = $(BUILD)/modules/$(KVER)/rv.ko
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -35,7 +38,6 @@ VERSION := $(shell sed -n 's/^[[:space:]]*VERSION \([0-9][0-9.]*\)$$/\1/p' \
 DKMS_SRC = $(DESTDIR)/usr/src/rv-$(VERSION)
 
 export RV_BUILD_DIR := $(BUILD)
-export RV_KO KVER
 
 .PHONY: all modules sparse userspace deps check demo bench soak fuzz install \
 	uninstall dkms-source dkms-install dkms-uninstall clean help
@@ -53,16 +55,14 @@ help:
 	@echo "make install    install rv.ko, the uAPI header, librv and tools"
 	@echo "make uninstall  remove what make install installed"
 	@echo "make dkms-install  rv $(VERSION) with DKMS, for every kernel with headers"
-	@echo "variables: KDIR=<kernel build dir> (default: $(KDIR))"
+	@echo "variables: KDIR=<kernel build dir> (default: every kernel with headers)"
 
 modules:
-	@test -d "$(KDIR)" || { echo "no kernel headers: run 'make deps'" >&2; exit 1; }
-	$(MAKE) $(KBUILD_ARGS) modules
+	$(BUILD_MODULE)
 
-# The same build with sparse run on every file, its warnings fatal.
+# The same builds with sparse run on every file, its warnings fatal.
 sparse:
-	@test -d "$(KDIR)" || { echo "no kernel headers: run 'make deps'" >&2; exit 1; }
-	$(MAKE) $(KBUILD_ARGS) C=2 CF=-Wsparse-error modules
+	$(BUILD_MODULE) -- C=2 CF=-Wsparse-error
 
 userspace:
 	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -111,6 +111,7 @@ INSTALLED_FILES = /lib/modules/$(KVER)/extra/rv.ko \
 	$(MANDIR)/man4/rv.4
 
 install: modules userspace
+	@test -f "$(RV_KO)" || { echo "no rv.ko for '$(KVER)': set KDIR" >&2; exit 1; }
 	install -D -m 0644 $(RV_KO) $(DESTDIR)/lib/modules/$(KVER)/extra/rv.ko
 	install -D -m 0644 include/uapi/rdma/rv_user_ioctls.h \
 		$(DESTDIR)/usr/include/rdma/rv_user_ioctls.h
@@ -168,5 +169,4 @@ dkms-uninstall:
 	rm -rf $(DKMS_SRC)
 
 clean:
-	if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(MODDIR) clean; fi
 	rm -rf $(BUILD)

@@ -7,10 +7,11 @@
 set -euo pipefail
 
 pkgs=(
-	# the test kernel and the headers rv.ko is built against
+	# the test kernels, 6.1 and 6.12, and the headers rv.ko is built against
 	linux-image-amd64 linux-headers-amd64
-	# checkpatch.pl comes from the kernel source package
-	linux-source-6.1 xz-utils
+	linux-image-6.12-amd64 linux-headers-6.12-amd64
+	# checkpatch.pl and the debug kernels come from the source packages
+	linux-source-6.1 linux-source-6.12 xz-utils
 	# the VM bench
 	qemu-system-x86 busybox-static kmod cpio iproute2
 	# RDMA userspace: rdma tool, rxe provider, perftest references

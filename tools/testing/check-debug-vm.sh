@@ -20,7 +20,9 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RV_BUILD_DIR:-$top/build}
-out=$build/vm/debug
+# Which debug kernel: 6.12 (make check) or 6.1 (make check-full adds it).
+series=${RV_DEBUG_SERIES:-6.12}
+out=$build/vm/debug-$series
 mkdir -p "$out"
 
 # Progress on stderr: "# check-debug-vm: [+N s] ...", the total at the end.
@@ -34,7 +36,7 @@ bail() {
 }
 
 step "the debug kernel (tools/testing/kernel/debug-kernel.sh; built once, then cached)"
-"$top/tools/testing/kernel/debug-kernel.sh" >"$out/kernel.env" ||
+"$top/tools/testing/kernel/debug-kernel.sh" "$series" >"$out/kernel.env" ||
 	bail "building the debug kernel failed"
 RV_DEBUG_KDIR='' RV_DEBUG_DIR='' RV_DEBUG_KVER=''
 # shellcheck source=/dev/null
@@ -44,7 +46,7 @@ if [ ! -d "$RV_DEBUG_KDIR" ] || [ ! -d "$RV_DEBUG_DIR" ]; then
 fi
 
 step "building rv.ko against $RV_DEBUG_KVER"
-ko=$("$top/tools/testing/kernel/build-rv-ko.sh" "$RV_DEBUG_KDIR" "$build/debug-rv") ||
+ko=$("$top/tools/build-module.sh" -o "$build/modules" "$RV_DEBUG_KDIR") ||
 	bail "building rv.ko for the debug kernel failed"
 
 step "booting $RV_DEBUG_KVER with two rxe nodes: debug-suite.sh"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # kunit.sh: run rv's KUnit suites (rv_mr_cache, rv_ring, rv_wire,
-# rv_attach) on the debug kernel.
+# rv_attach) on a debug kernel: RV_DEBUG_SERIES, 6.12 (the default) or 6.1.
 #
 #   tools/testing/kernel/kunit.sh
 #
@@ -21,7 +21,7 @@
 # RV_KUNIT_KO=/path/rv.ko: test that module instead of building one (it
 # must lie where the guest sees it: not below /tmp or /run).
 #
-# Files: $RV_BUILD_DIR (default build)/kunit: src/ (the copy), out/
+# Files: $RV_BUILD_DIR (default build)/kunit-SERIES: modules/ (the copy), out/
 # (console.log, dmesg.txt, kunit-ktap-SUITE.txt, kunit-results-SUITE.txt,
 # kmemleak.txt, guest.log).
 
@@ -31,7 +31,8 @@ PROG=kunit
 SUITES="rv_mr_cache rv_ring rv_wire rv_attach"
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
-WORK=${RV_BUILD_DIR:-$REPO/build}/kunit
+# Which debug kernel: 6.12 (make check) or 6.1 (make check-full adds it).
+WORK=${RV_BUILD_DIR:-$REPO/build}/kunit-${RV_DEBUG_SERIES:-6.12}
 OUT=$WORK/out
 
 msg() {
@@ -48,7 +49,8 @@ bail() {
 # 1. The debug kernel.
 mkdir -p "$WORK"
 envf=$WORK/kernel.env
-"$HERE/debug-kernel.sh" >"$envf" || bail "building the debug kernel failed"
+"$HERE/debug-kernel.sh" "${RV_DEBUG_SERIES:-6.12}" >"$envf" ||
+	bail "building the debug kernel failed"
 RV_DEBUG_KDIR='' RV_DEBUG_DIR='' RV_DEBUG_KVER=''
 # shellcheck source=/dev/null
 . "$envf"
@@ -59,8 +61,8 @@ fi
 # 2. rv.ko with the suite, from a copy of the sources.
 build_ko() {
 	msg "building rv.ko with the KUnit suite against $RV_DEBUG_KVER"
-	KO=$("$HERE/build-rv-ko.sh" "$RV_DEBUG_KDIR" "$WORK" \
-		CONFIG_INFINIBAND_RV_KUNIT_TEST=y) || bail "building rv.ko failed"
+	KO=$("$HERE/../../build-module.sh" -o "$WORK/modules" "$RV_DEBUG_KDIR" \
+		-- CONFIG_INFINIBAND_RV_KUNIT_TEST=y) || bail "building rv.ko failed"
 }
 
 KO=${RV_KUNIT_KO:-}

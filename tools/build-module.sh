@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# build-module.sh: build rv.ko for one or more kernels, each from its own
+# copy of the module's sources, so that builds for different kernels
+# never share objects.
+#
+#   tools/build-module.sh [-o OUT] [KDIR...] [-- MAKE-VAR=VALUE...]
+#
+# KDIR is a kernel build tree (/lib/modules/V/build, or the O= tree of a
+# kernel built here); without one, every installed kernel that has its
+# headers. For each, the copy goes to OUT/V/src and the module to
+# OUT/V/rv.ko, V being the tree's kernel release; OUT defaults to
+# ${RV_BUILD_DIR:-build}/modules. Warnings are errors (W=1 -Werror); the
+# arguments after -- go to kbuild (e.g. C=2, or
+# CONFIG_INFINIBAND_RV_KUNIT_TEST=y). The make output is in OUT/V/build.log.
+# stdout: the path of each module built, one a line.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
+repo=$(cd "$here/.." && pwd)
+mod=drivers/infiniband/ulp/rv
+out=${RV_BUILD_DIR:-$repo/build}/modules
+kdirs=()
+
+usage() { sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//'; }
+
+while [ "$#" -gt 0 ]; do
+	case "$1" in
+	-o) [ "$#" -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; break ;;
+	-*) usage >&2; exit 2 ;;
+	*) kdirs+=("$1"); shift ;;
+	esac
+done
+
+if [ "${#kdirs[@]}" = 0 ]; then
+	for b in /lib/modules/*/build; do
+		[ -d "$b/" ] && kdirs+=("$b")
+	done
+	[ "${#kdirs[@]}" -gt 0 ] ||
+		{ echo "build-module: no kernel headers installed: run 'make deps'" >&2; exit 1; }
+fi
+
+# The release a build tree's modules are for (their vermagic).
+kernel_release() {
+	sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
+		"$1/include/generated/utsrelease.h" 2>/dev/null | grep .
+}
+
+rc=0
+for kdir in "${kdirs[@]}"; do
+	kver=$(kernel_release "$kdir") ||
+		{ echo "build-module: $kdir is not a kernel build tree" >&2; exit 1; }
+	work=$out/$kver
+	src=$work/src
+	mkdir -p "$src/$mod" "$src/include"
+	# Sources that left the repository leave the copy too; cp -p keeps
+	# the times of the others, so an unchanged file is not rebuilt.
+	for f in "$src/$mod"/*.[ch]; do
+		[ -e "$f" ] || continue
+		case "$f" in *.mod.c) continue ;; esac
+		[ -e "$repo/$mod/${f##*/}" ] || rm -f "$f" "${f%.c}.o"
+	done
+	cp -p "$repo/$mod"/*.[ch] "$repo/$mod/Makefile" "$repo/$mod/Kconfig" \
+		"$src/$mod/"
+	rm -rf "$src/include/uapi"
+	cp -pr "$repo/include/uapi" "$src/include/"
+	if make -C "$kdir" M="$src/$mod" CONFIG_INFINIBAND_RV=m W=1 \
+		KCFLAGS=-Werror "$@" modules >"$work/build.log" 2>&1; then
+		cp -p "$src/$mod/rv.ko" "$work/rv.ko"
+		echo "$work/rv.ko"
+	else
+		sed 's/^/  /' "$work/build.log" | tail -n 30 >&2
+		echo "build-module: building rv.ko for $kver failed (see $work/build.log)" >&2
+		rc=1
+	fi
+done
+exit "$rc"
