@@ -14,7 +14,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 bin=${RV_SIZING_BIN:-$top/build/sizing/rv_sizing}
 json=${RV_SIZING_JSON:-${RV_OUT:-$top/build/sizing-out}/sizing.json}
 

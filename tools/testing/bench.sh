@@ -20,7 +20,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RV_BUILD_DIR:-$top/build}
-ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 rvbench=$build/userspace/tools/rvbench
 
 load_rv() {

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# debug-kernel.sh: build (once) the rv debug test kernel, x86_64 defconfig
+# debug-kernel.sh: build (once) an rv debug test kernel, x86_64 defconfig
 # plus debug.config (KASAN, lockdep, kmemleak, fault injection, KUnit),
-# from Debian's linux-source-6.1, and cache it outside the repository.
+# from Debian's linux-source-SERIES, and cache it outside the repository.
 #
-#   tools/testing/kernel/debug-kernel.sh [-v]
+#   tools/testing/kernel/debug-kernel.sh [-v] [SERIES]
 #
+# SERIES is 6.12 (the default) or 6.1.
 # The cache directory is ${RV_KERNEL_CACHE:-/var/cache/rv/kernel}/KEY,
-# where KEY is a sha256 over debug.config, the linux-source-6.1 package
+# where KEY is a sha256 over debug.config, the linux-source-SERIES package
 # version and this script's recipe number. It holds:
 #   build/               the O= object tree: KDIR for `make -C KDIR M=...`
 #   bzImage              the kernel (build/vmlinux has its symbols)
 #   lib/modules/KVER/    the modules, as after modules_install
 #   kernel.env           the lines printed below
-# The extracted source is shared by every key: src/linux-source-6.1-PKGVER.
+# The extracted source is shared by every key: src/linux-source-SERIES-PKGVER.
 #
 # A second run with the same key only prints the result. On success the
 # last lines on stdout are sourceable:
@@ -29,8 +30,6 @@ PROG=debug-kernel
 RECIPE=1
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 FRAGMENT=$HERE/debug.config
-SRC_PKG=linux-source-6.1
-SRC_TAR=/usr/src/linux-source-6.1.tar.xz
 CACHE=${RV_KERNEL_CACHE:-/var/cache/rv/kernel}
 VERBOSE=0
 
@@ -45,12 +44,18 @@ die() {
 	exit 1
 }
 
-case "${1:-}" in
--v) VERBOSE=1 ;;
-"") ;;
--h|--help) sed -n '4,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-*) die "usage: $0 [-v]" ;;
-esac
+SERIES=6.12
+while [ "$#" -gt 0 ]; do
+	case "$1" in
+	-v) VERBOSE=1 ;;
+	6.1|6.12) SERIES=$1 ;;
+	-h|--help) sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "usage: $0 [-v] [6.1|6.12]" ;;
+	esac
+	shift
+done
+SRC_PKG=linux-source-$SERIES
+SRC_TAR=/usr/src/$SRC_PKG.tar.xz
 
 [ -r "$FRAGMENT" ] || die "$FRAGMENT not found"
 [ -r "$SRC_TAR" ] || die "$SRC_TAR not found (apt-get install $SRC_PKG)"

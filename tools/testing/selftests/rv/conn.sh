@@ -31,7 +31,7 @@ top=$(cd "$here/../../../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
 . "$top/tools/testing/vm/lib.sh"
 
-ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 build=${RV_BUILD_DIR:-$top/build}
 peer=${RV_CONN_PEER:-$build/userspace/tests/vm/rv_conn_peer}
 tests=${RV_VM_TESTS:-$build/userspace/tests/vm/rv_vm_tests}

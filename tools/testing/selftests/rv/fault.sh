@@ -32,7 +32,7 @@ top=$(cd "$here/../../../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
 . "$top/tools/testing/vm/lib.sh"
 
-ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 sweep=${RV_FAULT_SWEEP:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/fault/rv_fault_sweep}
 verbose=${RV_FAULT_VERBOSE:-2}
 limit=${RV_FAULT_TIMEOUT:-1200}

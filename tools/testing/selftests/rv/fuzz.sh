@@ -26,7 +26,7 @@ bench=${RV_BENCH_DIR:-$top/tools/testing/vm}
 # shellcheck source=tools/testing/vm/lib.sh
 . "$bench/lib.sh"
 
-ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 fuzz=${RV_FUZZ:-${RV_BUILD_DIR:-$top/build}/userspace/fuzz/rv_fuzz}
 calls=${RV_FUZZ_CALLS:-100000}
 seed=${RV_FUZZ_SEED:-1}

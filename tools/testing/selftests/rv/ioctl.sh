@@ -7,7 +7,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../../../.." && pwd)
-ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 tests=${RV_VM_TESTS:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/rv_vm_tests}
 rvinfo=${RV_RVINFO:-${RV_BUILD_DIR:-$top/build}/userspace/tools/rvinfo}
 

@@ -11,7 +11,7 @@ top=$(cd "$(dirname "$0")/../../../.." && pwd)
 # shellcheck source=tools/testing/vm/lib.sh
 . "$top/tools/testing/vm/lib.sh"
 
-ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 params=/sys/module/rv/parameters
 
 # name min max default

@@ -26,7 +26,7 @@ top=$(cd "$here/../../../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
 . "$top/tools/testing/vm/lib.sh"
 
-ko=${RV_KO:-$top/drivers/infiniband/ulp/rv/rv.ko}
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 soak=${RV_SOAK:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/soak/rv_soak}
 secs=${RV_SOAK_SECONDS:-30}
 flap=${RV_SOAK_FLAP:-8}
