@@ -16,6 +16,8 @@ pkgs=(
 	qemu-system-x86 busybox-static kmod cpio iproute2
 	# RDMA userspace: rdma tool, rxe provider, perftest references
 	rdma-core ibverbs-utils ibverbs-providers perftest
+	# the test bed's health check pings through the RDMA CM (rping)
+	rdmacm-utils
 	libibverbs-dev librdmacm-dev
 	# builds: kernel module, sparse, ABI tests on -m32/-mx32, C++20
 	make gcc g++ gcc-multilib g++-multilib libc6-dev-x32 sparse cmake
