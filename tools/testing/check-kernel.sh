@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Kernel code tier: rv.ko builds with W=1 and -Werror, sparse finds
-# nothing, and checkpatch.pl --strict (from Debian's linux-source-6.1)
+# Kernel code tier: rv.ko builds with W=1 and -Werror and sparse finds
+# nothing, for each kernel of tools/testing/kernels.sh (6.1 and 6.12), and
+# checkpatch.pl --strict (from Debian's linux-source-6.1)
 # finds nothing in any tracked kernel source or uAPI header. TAP output;
 # progress ("# check-kernel: [+N s] ...", the total at the end) on stderr.
 set -uo pipefail
@@ -20,25 +21,31 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
 indent() { sed 's/^/# /'; }
 
-log=$build/kernel-build.log
 mkdir -p "$build"
-step "building rv.ko (W=1, -Werror)"
-if make -s modules >"$log" 2>&1 && ! grep -q 'warning:' "$log"; then
-	ok "rv.ko builds warning-free (W=1, -Werror)"
-else
-	not_ok "rv.ko builds warning-free (W=1, -Werror)"
-	indent <"$log"
-fi
+# shellcheck disable=SC2086 # a list of series
+mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-})
+for k in "${kvers[@]}"; do
+	log=$build/kernel-build-$k.log
+	step "building rv.ko for $k (W=1, -Werror)"
+	if make -s modules KDIR="/lib/modules/$k/build" >"$log" 2>&1 &&
+	   ! grep -q 'warning:' "$log"; then
+		ok "rv.ko builds warning-free for $k (W=1, -Werror)"
+	else
+		not_ok "rv.ko builds warning-free for $k (W=1, -Werror)"
+		indent <"$log"
+	fi
 
-# C=2 runs sparse over every file, rebuilt or not.
-log=$build/kernel-sparse.log
-step "sparse (make C=2)"
-if make -s sparse >"$log" 2>&1 && ! grep -q 'warning:' "$log"; then
-	ok "sparse (make C=2) clean"
-else
-	not_ok "sparse (make C=2) clean"
-	indent <"$log"
-fi
+	# C=2 runs sparse over every file, rebuilt or not.
+	log=$build/kernel-sparse-$k.log
+	step "sparse for $k (make C=2)"
+	if make -s sparse KDIR="/lib/modules/$k/build" >"$log" 2>&1 &&
+	   ! grep -q 'warning:' "$log"; then
+		ok "sparse (make C=2) clean for $k"
+	else
+		not_ok "sparse (make C=2) clean for $k"
+		indent <"$log"
+	fi
+done
 
 cp=$build/checkpatch/checkpatch.pl
 if [ ! -x "$cp" ]; then
