@@ -39,7 +39,7 @@ DKMS_SRC = $(DESTDIR)/usr/src/rv-$(VERSION)
 
 export RV_BUILD_DIR := $(BUILD)
 
-.PHONY: all modules sparse userspace deps check demo bench soak fuzz install \
+.PHONY: all modules sparse userspace deps check check-full demo bench soak fuzz install \
 	uninstall dkms-source dkms-install dkms-uninstall clean help
 
 all: modules userspace
@@ -48,6 +48,7 @@ help:
 	@echo "make            build rv.ko and the userspace library and tools"
 	@echo "make deps       install every Debian package the project needs"
 	@echo "make check      run every test tier (installs what it needs)"
+	@echo "make check-full make check, plus the debug tiers on Linux 6.1"
 	@echo "make demo       boot the test VM, load rxe and rv, query /dev/rv"
 	@echo "make bench      rvbench in the test VM (BENCH_ARGS, default: reg)"
 	@echo "make soak       the soak for SOAK_SECONDS (300), SOAK_FLAP_MODE link or drop"
@@ -75,6 +76,10 @@ deps:
 
 check: deps
 	tools/testing/run-check
+
+# make check, plus KUnit and the debug tier on the 6.1 debug kernel.
+check-full: deps
+	RV_CHECK_FULL=1 tools/testing/run-check
 
 demo: deps modules userspace
 	tools/testing/vm/vm-run --rxe 2 -- tools/testing/demo.sh
