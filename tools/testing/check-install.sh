@@ -405,7 +405,7 @@ else
 			tap_not_ok "dkms-built rv.ko's vermagic is $k's" "no rv.ko built"
 		fi
 		tap_is "dkms status for $k: built" \
-			"$(dkms_in status rv/"$version" -k "$k" 2>&1 | sed 's/,.*: /: /')" \
+			"$(dkms_in status rv/"$version" -k "$k" 2>"$log/dkms-status-$k.log" | sed 's/,.*: /: /')" \
 			"rv/$version: built"
 	done
 	tap_run "dkms remove rv/$version --all" "$log/dkms-remove.log" \
