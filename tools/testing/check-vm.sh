@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Module tier: boot the test VM with two rxe nodes and run every test that
-# needs rv.ko (tools/testing/selftests/rv/vm-suite.sh); then boot two VMs
-# joined by a virtual Ethernet and run the connection test between the two
-# kernels (tools/testing/selftests/rv/conn.sh in both). One TAP stream;
-# progress ("# check-vm: [+N s] ...", the total at the end) on stderr,
-# each VM run's start and end from tap-run, vm-run's boot and setup lines.
+# Module tier: every test that needs rv.ko, on each Debian kernel rv is
+# tested on (tools/testing/kernels.sh: 6.1 and 6.12; RV_KERNELS=SERIES...
+# picks some). For each kernel, every bed is a fresh boot:
+#   - one VM, two rxe nodes: module_load, ioctl (rv_vm_tests), conn
+#     (tools/testing/selftests/rv/vm-suite.sh);
+#   - one VM each, as they change the nodes: the device removed
+#     mid-traffic, the driver unloaded mid-traffic (conn-fault.sh), and the
+#     soak with packet loss (soak.sh);
+#   - two VMs joined by a virtual Ethernet, one rxe each: a verified
+#     transfer and the peer's module removed (conn.sh).
+# Each group first checks the bed (tools/testing/vm/bed-check): a broken
+# bed is one failure that names it. Test names start with the kernel
+# series, "[6.12] ...", and, in two VMs, the VM, "[6.12] [b] ...". One TAP
+# stream; progress ("# check-vm: [+N s] ...", the total at the end) on
+# stderr, each VM run's start and end from tap-run, vm-run's boot and
+# setup lines.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,40 +29,43 @@ step() { echo "# check-vm: [+$((SECONDS - t0)) s] $*" >&2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; echo "# check-vm: total $((SECONDS - t0)) s" >&2' EXIT
 
-step "building rv.ko"
+step "building rv.ko for every kernel"
 make -s modules >/dev/null
+# shellcheck disable=SC2086 # a list of series
+mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-})
 
-# tap-run runs programs without arguments: one small script per VM run.
-cat >"$tmp/one-vm-two-rxe-nodes" <<EOF
-#!/bin/sh
-exec "$top/tools/testing/vm/vm-run" --rxe 2 --timeout 900 --out "$build/vm/suite" \\
-	-- "$top/tools/testing/selftests/rv/vm-suite.sh"
-EOF
+sel=$top/tools/testing/selftests/rv
+vmrun=$top/tools/testing/vm/vm-run
 
-# Both VMs print TAP, each line prefixed "[a] " or "[b] ": their results
-# are numbered into one stream, named after the VM; the rest become
-# comments.
-cat >"$tmp/two-vms" <<EOF
-#!/bin/bash
-set -o pipefail
-"$top/tools/testing/vm/vm-run" --two-vm --timeout 600 --out "$build/vm/two-vm" \\
-	-- "$top/tools/testing/selftests/rv/conn.sh" |
-awk '
-{ sub(/\r\$/, "") }
-/^\[[ab]\] (not )?ok/ {
-	role = substr(\$0, 2, 1)
-	rest = substr(\$0, 5)
-	not = rest ~ /^not / ? "not " : ""
-	sub(/^(not )?ok *[0-9]* *-? */, "", rest)
-	print not "ok " ++n " - [" role "] " rest
-	next
+# bed NAME KVER SERIES TIMEOUT VM-RUN-OPTIONS... -- COMMAND...: a program
+# for tap-run (which runs programs without arguments) that boots the bed
+# and names its results "[SERIES] ..." ("[SERIES] [a] ..." in two VMs).
+bed() {
+	local name=$1 kver=$2 series=$3 timeout=$4 f=$tmp/$3-$1
+	shift 4
+	{
+		echo '#!/bin/bash'
+		echo 'set -o pipefail'
+		printf '%q ' "$vmrun" --kver "$kver" --timeout "$timeout" \
+			--out "$build/vm/$series/$name" "$@"
+		printf '| awk -v p=%q -f %q\n' "[$series] " "$top/tools/testing/vm/tap-name.awk"
+	} >"$f"
+	chmod +x "$f"
+	beds+=("$f")
 }
-{ print "# " \$0 }
-END { print "1.." n }'
-EOF
-chmod +x "$tmp/one-vm-two-rxe-nodes" "$tmp/two-vms"
+
+beds=()
+for kver in "${kvers[@]}"; do
+	series=$(sed 's/^\([0-9]*\.[0-9]*\).*/\1/' <<<"$kver")
+	bed suite "$kver" "$series" 1200 --rxe 2 -- "$sel/vm-suite.sh"
+	for g in conn-fault:DeviceRemovedMidTraffic \
+		conn-fault:DriverUnloadedMidTraffic soak; do
+		bed "${g#*:}" "$kver" "$series" 600 --rxe 2 -- "$sel/vm-suite.sh" "$g"
+	done
+	bed two-vm "$kver" "$series" 900 --two-vm -- "$sel/vm-suite.sh" conn
+done
 
 rc=0
-step "one VM, two rxe nodes: the suite; then two VMs: conn.sh"
-tools/testing/vm/tap-run "$tmp/one-vm-two-rxe-nodes" "$tmp/two-vms" || rc=$?
+step "${#kvers[@]} kernels (${kvers[*]}), ${#beds[@]} beds"
+tools/testing/vm/tap-run "${beds[@]}" || rc=$?
 exit "$rc"

@@ -16,7 +16,7 @@
 #   - no rv object left in `rdma res show` once the processes are gone
 #   - rmmod rv
 #
-#   RV_KO          the module (default drivers/infiniband/ulp/rv/rv.ko)
+#   RV_KO          the module (vm-run sets it: the rv.ko of its kernel)
 #   RV_SOAK        the program (default $RV_BUILD_DIR/userspace/tests/vm/soak/rv_soak)
 #   RV_SOAK_ARGS   more rv_soak options (e.g. --seed 7)
 set -uo pipefail

@@ -1,26 +1,51 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Every rv test that needs the module, run inside the test VM by
-# tools/testing/check-vm.sh: vm-run --rxe 2 -- vm-suite.sh
+# Groups of rv tests that need the module, run inside one test VM (vm-run
+# --rxe 2) by tools/testing/check-vm.sh and check-debug-vm.sh:
+#
+#   vm-suite.sh [GROUP[:ARG]...]
+#
+# GROUP is a script of this directory (GROUP.sh, given ARG if any);
+# default: module_load ioctl conn. Each runs through bed-group: only while
+# the bed works (bed-check: the nodes ACTIVE, an rping between them), so a
+# broken bed is one failure that names it. With RV_GROUP_CHECK=1 each group
+# is followed by group-check.sh (its kernel log, kmemleak). One TAP stream
+# (tap-run).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
+vm=$top/tools/testing/vm
 
-modprobe crc32_generic
-modprobe rdma_rxe
-modprobe ib_uverbs
-# rv needs the IB CM; insmod does not load dependencies
-modprobe ib_cm
+# crc32_generic first: under TCG rxe must not pick an accelerated crc32.
+# rv needs the IB CM; insmod does not load dependencies.
+modprobe -a crc32_generic rdma_rxe ib_uverbs ib_cm
 
 # The soak's link losses: packets dropped with the links up. Real link
 # flaps (ip link down/up) can leave soft RoCE's management QP dead for good
 # (see userspace/tests/vm/soak/README.md); `make soak` runs them on demand.
 export RV_SOAK_FLAP_MODE=${RV_SOAK_FLAP_MODE:-drop}
 
-exec "$top/tools/testing/vm/tap-run" \
-	"$here/module_load.sh" \
-	"$here/ioctl.sh" \
-	"$here/conn.sh" \
-	"$here/soak.sh"
+[ "$#" -gt 0 ] || set -- module_load ioctl conn
+
+# tap-run runs programs without arguments: one small script per step.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run=()
+for g in "$@"; do
+	name=${g%%:*} arg=
+	[ "$name" = "$g" ] || arg=${g#*:}
+	[ -x "$here/$name.sh" ] || { echo "Bail out! no group $name"; exit 1; }
+	step=$tmp/${g//:/-}
+	printf '#!/bin/sh\nexec %q %q %s\n' "$vm/bed-group" "$here/$name.sh" \
+		"${arg:+$(printf '%q' "$arg")}" >"$step"
+	run+=("$step")
+	if [ "${RV_GROUP_CHECK:-0}" = 1 ]; then
+		printf '#!/bin/sh\nexec %q %q\n' "$here/group-check.sh" "$name" \
+			>"$tmp/check-after-${g//:/-}"
+		run+=("$tmp/check-after-${g//:/-}")
+	fi
+done
+chmod +x "${run[@]}"
+exec "$vm/tap-run" "${run[@]}"
