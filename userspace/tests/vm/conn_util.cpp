@@ -673,8 +673,11 @@ std::string to_string(const SendReport &r)
 	  << r.bytes << " posts " << r.posts << " eagain " << r.post_eagain
 	  << " nocredit " << r.post_nocredit << " eio " << r.post_eio
 	  << " other " << r.post_other << " (errno " << r.last_other_errno
-	  << ") cqe_ok " << r.cqe_ok << " cqe_err " << r.cqe_err
-	  << " cqe_unknown " << r.cqe_unknown << " cqe_bad " << r.cqe_bad
+	  << ") cqe_ok " << r.cqe_ok << " cqe_err " << r.cqe_err;
+	if (r.cqe_err)
+		o << " (status " << r.first_err_status << " first, "
+		  << r.last_err_status << " last)";
+	o << " cqe_unknown " << r.cqe_unknown << " cqe_bad " << r.cqe_bad
 	  << " reposts " << r.reposts << " outstanding_end "
 	  << r.outstanding_end << " sconn_mask 0x" << std::hex << r.sconn_mask
 	  << std::dec << " conn_count " << r.conn_count_first << "->"
@@ -907,7 +910,9 @@ TransferResult send_transfer(Side &side, Channel &chan,
 				r.cqe_bad++;
 			return;
 		}
-		r.cqe_err++;
+		if (!r.cqe_err++)
+			r.first_err_status = e.status;
+		r.last_err_status = e.status;
 		if (!spec.tolerate_errors) {
 			fail(EIO, "write seq " + std::to_string(seq) +
 					  " completed with status " +

@@ -363,6 +363,8 @@ struct SendReport {
 	std::uint32_t sconn_mask = 0;	// sconn_index values seen
 	std::uint64_t cqe_ok = 0;
 	std::uint64_t cqe_err = 0;
+	std::uint32_t first_err_status = 0;	// of the first cqe_err
+	std::uint32_t last_err_status = 0;	// of the last
 	std::uint64_t cqe_unknown = 0;	// wr_id not outstanding
 	std::uint64_t cqe_bad = 0;	// wrong type, conn_handle or byte_len
 	std::uint64_t reposts = 0;
