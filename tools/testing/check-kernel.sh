@@ -24,27 +24,24 @@ indent() { sed 's/^/# /'; }
 mkdir -p "$build"
 # shellcheck disable=SC2086 # a list of series
 mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-})
-for k in "${kvers[@]}"; do
-	log=$build/kernel-build-$k.log
-	step "building rv.ko for $k (W=1, -Werror)"
-	if make -s modules KDIR="/lib/modules/$k/build" >"$log" 2>&1 &&
+# clean TARGET KVER NAME: `make TARGET` for one kernel, a point that fails
+# on any warning.
+clean() {
+	local log=$build/kernel-$1-$2.log
+	step "$3"
+	if make -s "$1" KDIR="/lib/modules/$2/build" >"$log" 2>&1 &&
 	   ! grep -q 'warning:' "$log"; then
-		ok "rv.ko builds warning-free for $k (W=1, -Werror)"
+		ok "$3"
 	else
-		not_ok "rv.ko builds warning-free for $k (W=1, -Werror)"
+		not_ok "$3"
 		indent <"$log"
 	fi
+}
 
+for k in "${kvers[@]}"; do
+	clean modules "$k" "rv.ko builds warning-free for $k (W=1, -Werror)"
 	# C=2 runs sparse over every file, rebuilt or not.
-	log=$build/kernel-sparse-$k.log
-	step "sparse for $k (make C=2)"
-	if make -s sparse KDIR="/lib/modules/$k/build" >"$log" 2>&1 &&
-	   ! grep -q 'warning:' "$log"; then
-		ok "sparse (make C=2) clean for $k"
-	else
-		not_ok "sparse (make C=2) clean for $k"
-		indent <"$log"
-	fi
+	clean sparse "$k" "sparse (make C=2) clean for $k"
 done
 
 cp=$build/checkpatch/checkpatch.pl
