@@ -10,7 +10,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RV_BUILD_DIR:-$top/build}
-cd "$top"
+cd "$top" || exit 1
 
 t0=$SECONDS
 step() { echo "# check-kernel: [+$((SECONDS - t0)) s] $*" >&2; }

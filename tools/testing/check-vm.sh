@@ -62,7 +62,8 @@ bed() {
 
 beds=()
 for kver in "${kvers[@]}"; do
-	series=$(sed 's/^\([0-9]*\.[0-9]*\).*/\1/' <<<"$kver")
+	IFS=. read -r major minor _ <<<"$kver"
+	series=$major.${minor%%[!0-9]*}
 	bed suite "$kver" "$series" 1200 --rxe 2 -- "$sel/vm-suite.sh"
 	for g in conn-fault:DeviceRemovedMidTraffic \
 		conn-fault:DriverUnloadedMidTraffic soak; do

@@ -19,7 +19,7 @@ for series in "$@"; do
 		[ -e "$f" ] || continue
 		v=${f#/boot/vmlinuz-}
 		[ -d "/lib/modules/$v/build/" ] || continue
-		best=$(printf '%s\n' $best "$v" | sort -V | tail -n 1)
+		best=$(printf '%s\n' ${best:+"$best"} "$v" | sort -V | tail -n 1)
 	done
 	if [ -n "$best" ]; then
 		echo "$best"

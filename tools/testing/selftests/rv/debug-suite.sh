@@ -24,5 +24,6 @@ export GTEST_FILTER=${GTEST_FILTER:--Observability.Trace*}
 # The groups, each after a bed check and followed by group-check.sh. Last,
 # the cases that change the nodes (conn-fault.sh: device removal, driver
 # unload), which on Debian's kernels get a VM each.
+# shellcheck disable=SC2086 # a list of groups
 RV_GROUP_CHECK=1 exec "$here/vm-suite.sh" \
 	${RV_DEBUG_GROUPS:-module_load ioctl conn fault fuzz conn-fault}
