@@ -18,8 +18,12 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 out=$(realpath -m "${OUT:-build/sizing-out}")
 nodes=${NODES:-5}
-RV_KO=$(realpath "${RV_KO:-drivers/infiniband/ulp/rv/rv.ko}")
-export RV_KO
+# vm-run loads the rv.ko `make` built for the kernel it boots, unless
+# RV_KO names one.
+if [ -n "${RV_KO:-}" ]; then
+	RV_KO=$(realpath "$RV_KO")
+	export RV_KO
+fi
 
 cmake -S tools/sizing -B build/sizing -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/sizing -j"$(nproc)" >/dev/null
