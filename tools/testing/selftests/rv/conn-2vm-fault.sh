@@ -40,37 +40,8 @@ link-flap) rto=30 down=5 ;;
 esac
 [ -n "${RV_VM_ROLE:-}" ] || tap_bail "needs two VMs (vm-run --two-vm)"
 
-ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
-build=${RV_BUILD_DIR:-$top/build}
-peer=${RV_CONN_PEER:-$build/userspace/tests/vm/rv_conn_peer}
-tmp=$(mktemp -d)
-pids=()
-
-# shellcheck disable=SC2317  # called through the trap
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-t0=$SECONDS
-elapsed() { echo "$((SECONDS - t0)) s"; }
-
-# kv FILE KEY: the value of KEY=value in the last line of FILE that has it.
-kv() {
-	sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" | tail -n1
-}
-
-show() {
-	tap_diag "--- $1"
-	tap_diag "$(tail -n "${2:-30}" "$1")"
-}
-
-load_rv() {
-	modprobe -a ib_uverbs ib_cm 2>/dev/null
-	insmod "$ko" || tap_bail "insmod $ko"
-}
+# shellcheck source-path=SCRIPTDIR source=conn-lib.sh
+. "$here/conn-lib.sh"
 
 # For a failure's diagnosis: rv's connection state changes and CM events
 # (tracefs), unless RV_FAULT_TRACE=0.

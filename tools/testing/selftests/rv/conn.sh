@@ -27,30 +27,11 @@ top=$(cd "$here/../../../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
 . "$top/tools/testing/vm/lib.sh"
 
-ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
-build=${RV_BUILD_DIR:-$top/build}
-peer=${RV_CONN_PEER:-$build/userspace/tests/vm/rv_conn_peer}
-tmp=$(mktemp -d)
-pids=()
-
-# shellcheck disable=SC2317  # called through the trap
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-t0=$SECONDS
-elapsed() { echo "$((SECONDS - t0)) s"; }
+# shellcheck source-path=SCRIPTDIR source=conn-lib.sh
+. "$here/conn-lib.sh"
 
 random_key() {
 	od -An -tx1 -N16 /dev/urandom | tr -d ' \n'
-}
-
-# kv FILE KEY: the value of KEY=value in the last line of FILE that has it.
-kv() {
-	sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" | tail -n1
 }
 
 # wait_line FILE PATTERN PID SECS: until FILE has a line matching PATTERN;
@@ -77,16 +58,6 @@ wait_qps() {
 		sleep 0.1
 	done
 	return 1
-}
-
-show() {
-	tap_diag "--- $1"
-	tap_diag "$(tail -n "${2:-20}" "$1")"
-}
-
-load_rv() {
-	modprobe -a ib_uverbs ib_cm 2>/dev/null
-	insmod "$ko" || tap_bail "insmod $ko"
 }
 
 [ -x "$peer" ] || tap_bail "$peer not built (make userspace)"
