@@ -26,6 +26,8 @@
 /* CM response timeout: 4.096 us * 2^17, about half a second. */
 #define RV_CM_RESPONSE_TIMEOUT 17
 #define RV_CM_MAX_RETRIES 4
+/* The least step deadline of a REQ or REP (rv_cm_step_ms()). */
+#define RV_CM_STEP_MIN_MS 10000U
 #define RV_RETRY_COUNT 7
 #define RV_RNR_RETRY_COUNT 7		/* receives are reposted at once */
 #define RV_RESOLVE_TIMEOUT_MS 2000
@@ -69,6 +71,30 @@ int rv_cm_path_init(struct rv_conn *conn)
 	}
 	conn->sgid_attr = attr;
 	return 0;
+}
+
+/* ms of an IBA time value, 4.096 us * 2^t, rounded as the CM does. */
+static unsigned int rv_cm_iba_ms(unsigned int t)
+{
+	return 1U << (max(t, 8U) - 8);
+}
+
+/*
+ * The step deadline of a REQ or REP, in ms: twice what the CM takes to
+ * give up on one (RV_CM_MAX_RETRIES resends, each after two packet
+ * lifetimes and the response timeout), at least RV_CM_STEP_MIN_MS for an
+ * emulated or loaded host. It only bounds a step that the CM never
+ * reports on, e.g. because its MAD never completes.
+ */
+unsigned int rv_cm_step_ms(const struct rv_conn *conn)
+{
+	unsigned int life = min_t(unsigned int, conn->upath.packet_life_time,
+				  20);
+	unsigned int ms = 2 * (RV_CM_MAX_RETRIES + 1) *
+			  (2 * rv_cm_iba_ms(life) +
+			   rv_cm_iba_ms(RV_CM_RESPONSE_TIMEOUT));
+
+	return max(ms, RV_CM_STEP_MIN_MS);
 }
 
 /* The REQ's primary path, from what the client gave CONN_CONNECT. */
@@ -180,7 +206,7 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	req.max_cm_retries = RV_CM_MAX_RETRIES;
 
 	rv_sconn_set_cm_id(s, id);
-	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
+	rv_sconn_step(s, RV_SCONN_CONNECTING, rv_cm_step_ms(conn));
 	s->t_start = ktime_get();
 	ret = ib_send_cm_req(id, &req);
 	if (ret) {
@@ -248,7 +274,7 @@ void rv_cm_start_connect(struct rv_sconn *s)
 	memset(&s->dev_addr, 0, sizeof(s->dev_addr));
 	s->dev_addr.net = &init_net;
 	s->dev_addr.sgid_attr = rv_sconn_sgid_attr(s);
-	rv_sconn_set_state(s, RV_SCONN_RESOLVING);
+	rv_sconn_step(s, RV_SCONN_RESOLVING, 2 * RV_RESOLVE_TIMEOUT_MS);
 	s->resolve_pending = true;
 	ret = rdma_resolve_ip(&src.sa, &dst.sa, &s->dev_addr,
 			      RV_RESOLVE_TIMEOUT_MS, rv_cm_resolved, true, s);
@@ -304,7 +330,7 @@ static int rv_cm_accept(struct rv_sconn *s, struct ib_cm_id *id,
 
 	id->context = s;
 	rv_sconn_set_cm_id(s, id);
-	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
+	rv_sconn_step(s, RV_SCONN_CONNECTING, rv_cm_step_ms(s->conn));
 	/*
 	 * The CM learns our receive PSN only from the REP, which is sent
 	 * once the QP can receive: choose it now and give it to both.

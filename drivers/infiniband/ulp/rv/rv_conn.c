@@ -52,6 +52,31 @@ void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state)
 }
 
 /*
+ * Under s->mutex: enter @state, a CM step that must end within @ms, and
+ * never after the QP's deadline. When it has not ended by then, the work
+ * abandons it (rv_sconn_work()).
+ */
+void rv_sconn_step(struct rv_sconn *s, enum rv_sconn_state state,
+		   unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	if (time_after(end, s->deadline))
+		end = s->deadline;
+	s->step_deadline = end;
+	/* First: a loss seen once the state is set runs the work at once. */
+	mod_delayed_work(rv_wq, &s->work,
+			 time_after(end, jiffies) ? end - jiffies + 1 : 0);
+	rv_sconn_set_state(s, state);
+}
+
+/* Under s->mutex, state RESOLVING or CONNECTING: is its step over due? */
+static bool rv_sconn_step_expired(const struct rv_sconn *s)
+{
+	return !time_before(jiffies, s->step_deadline);
+}
+
+/*
  * From any context: a connected or connecting QP was lost. Returns false,
  * and does nothing, when the QP is in no such state: rv itself is
  * draining it (recovery, failure, close) or it has not started.
@@ -201,7 +226,10 @@ static bool rv_sconn_can_send(struct rv_sconn *s)
 	return true;
 }
 
-/* Under s->mutex: a connected or connecting QP was lost. */
+/*
+ * Under s->mutex: a connected QP was lost, or an attempt to connect it
+ * (resolving, connecting) was.
+ */
 static void rv_sconn_recover(struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
@@ -270,8 +298,13 @@ static void rv_sconn_work(struct work_struct *work)
 
 	switch (s->state) {
 	case RV_SCONN_CONNECTED:
-	case RV_SCONN_CONNECTING:
 		if (lost)
+			rv_sconn_recover(s);
+		break;
+	case RV_SCONN_RESOLVING:
+	case RV_SCONN_CONNECTING:
+		/* Lost, or no word on the step in time: start over. */
+		if (lost || rv_sconn_step_expired(s))
 			rv_sconn_recover(s);
 		break;
 	case RV_SCONN_RECOVERING:
