@@ -12,11 +12,9 @@
  * until its deadline; any other reason is final.
  *
  * The initiator resolves the destination MAC of a RoCE path in the
- * kernel (rdma_resolve_ip) before each REQ, and sends none while the
- * local address is not configured (rv_sconn_can_send()).
+ * kernel (rdma_resolve_ip) before each REQ.
  */
 #include <linux/cred.h>
-#include <linux/hash.h>
 #include <linux/random.h>
 #include <net/addrconf.h>
 #include <rdma/ib_cache.h>
@@ -28,8 +26,6 @@
 /* CM response timeout: 4.096 us * 2^17, about half a second. */
 #define RV_CM_RESPONSE_TIMEOUT 17
 #define RV_CM_MAX_RETRIES 4
-/* The least step deadline of a REQ or REP (rv_cm_step_ms()). */
-#define RV_CM_STEP_MIN_MS 10000U
 #define RV_RETRY_COUNT 7
 #define RV_RNR_RETRY_COUNT 7		/* receives are reposted at once */
 #define RV_RESOLVE_TIMEOUT_MS 2000
@@ -73,30 +69,6 @@ int rv_cm_path_init(struct rv_conn *conn)
 	}
 	conn->sgid_attr = attr;
 	return 0;
-}
-
-/* ms of an IBA time value, 4.096 us * 2^t, rounded as the CM does. */
-static unsigned int rv_cm_iba_ms(unsigned int t)
-{
-	return 1U << (max(t, 8U) - 8);
-}
-
-/*
- * The step deadline of a REQ or REP, in ms: twice what the CM takes to
- * give up on one (RV_CM_MAX_RETRIES resends, each after two packet
- * lifetimes and the response timeout), at least RV_CM_STEP_MIN_MS for an
- * emulated or loaded host. It only bounds a step that the CM never
- * reports on, e.g. because its MAD never completes.
- */
-unsigned int rv_cm_step_ms(const struct rv_conn *conn)
-{
-	unsigned int life = min_t(unsigned int, conn->upath.packet_life_time,
-				  20);
-	unsigned int ms = 2 * (RV_CM_MAX_RETRIES + 1) *
-			  (2 * rv_cm_iba_ms(life) +
-			   rv_cm_iba_ms(RV_CM_RESPONSE_TIMEOUT));
-
-	return max(ms, RV_CM_STEP_MIN_MS);
 }
 
 /* The REQ's primary path, from what the client gave CONN_CONNECT. */
@@ -190,20 +162,6 @@ static void rv_cm_send_req(struct rv_sconn *s)
 		return;
 	}
 	rv_cm_fill_pdata(s, &pd);
-	/*
-	 * RoCE v2: a flow label of rv's own when the client gave none, as
-	 * the RDMA CM gives its connections (it picks the UDP source port
-	 * of the QP's packets). With a flow label the CM needs the source
-	 * GID's netdev to build each message of the connection
-	 * (rdma_lag_get_ah_roce_slave()): once the GID is deleted (its
-	 * address removed), the DREQ or DREP of a connection made through
-	 * it cannot be built and the CM leaves it out. Without one it
-	 * would be posted from a GID index that no longer exists, even after
-	 * the address is back (at another index), which soft RoCE answers
-	 * by moving QP1 to the error state for good.
-	 */
-	if (s->path.rec_type == SA_PATH_REC_TYPE_ROCE_V2 && !s->path.flow_label)
-		s->path.flow_label = cpu_to_be32(hash_32(s->qp->qp_num, 20) ?: 1);
 	req.primary_path = &s->path;
 	req.ppath_sgid_attr = rv_sconn_sgid_attr(s);
 	req.service_id = cpu_to_be64(conn->jdev->key.service_id);
@@ -222,7 +180,7 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	req.max_cm_retries = RV_CM_MAX_RETRIES;
 
 	rv_sconn_set_cm_id(s, id);
-	rv_sconn_step(s, RV_SCONN_CONNECTING, rv_cm_step_ms(conn));
+	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
 	s->t_start = ktime_get();
 	ret = ib_send_cm_req(id, &req);
 	if (ret) {
@@ -245,18 +203,6 @@ static void rv_cm_resolved(int status, struct sockaddr *src,
 	s->resolve_pending = false;
 	if (s->state != RV_SCONN_RESOLVING)
 		goto out;
-	/*
-	 * The route was looked up when the resolution started (or last
-	 * retried): the address may have gone since, or come back at
-	 * another GID index. No REQ leaves from an address that is not
-	 * configured, nor through another GID entry than the one resolved.
-	 */
-	if (!status) {
-		const struct ib_gid_attr *attr = s->dev_addr.sgid_attr;
-
-		if (!rv_sconn_can_send(s) || attr != rv_sconn_sgid_attr(s))
-			status = -ENETUNREACH;
-	}
 	us = ktime_us_delta(ktime_get(), s->t_start);
 	if (s->was_connected) {
 		st->reresolve++;
@@ -302,7 +248,7 @@ void rv_cm_start_connect(struct rv_sconn *s)
 	memset(&s->dev_addr, 0, sizeof(s->dev_addr));
 	s->dev_addr.net = &init_net;
 	s->dev_addr.sgid_attr = rv_sconn_sgid_attr(s);
-	rv_sconn_step(s, RV_SCONN_RESOLVING, 2 * RV_RESOLVE_TIMEOUT_MS);
+	rv_sconn_set_state(s, RV_SCONN_RESOLVING);
 	s->resolve_pending = true;
 	ret = rdma_resolve_ip(&src.sa, &dst.sa, &s->dev_addr,
 			      RV_RESOLVE_TIMEOUT_MS, rv_cm_resolved, true, s);
@@ -358,7 +304,7 @@ static int rv_cm_accept(struct rv_sconn *s, struct ib_cm_id *id,
 
 	id->context = s;
 	rv_sconn_set_cm_id(s, id);
-	rv_sconn_step(s, RV_SCONN_CONNECTING, rv_cm_step_ms(s->conn));
+	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
 	/*
 	 * The CM learns our receive PSN only from the REP, which is sent
 	 * once the QP can receive: choose it now and give it to both.

@@ -17,10 +17,8 @@
  * 0, the QP and so the connection have failed for good.
  */
 #include <linux/cred.h>
-#include <linux/inetdevice.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <net/addrconf.h>
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
@@ -53,36 +51,7 @@ void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state)
 	spin_unlock_irqrestore(&s->lock, flags);
 }
 
-/*
- * Under s->mutex: enter @state, a CM step that must end within @ms, and
- * never after the QP's deadline. When it has not ended by then, the work
- * abandons it (rv_sconn_work()).
- */
-void rv_sconn_step(struct rv_sconn *s, enum rv_sconn_state state,
-		   unsigned int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	if (time_after(end, s->deadline))
-		end = s->deadline;
-	s->step_deadline = end;
-	/* First: a loss seen once the state is set runs the work at once. */
-	mod_delayed_work(rv_wq, &s->work,
-			 time_after(end, jiffies) ? end - jiffies + 1 : 0);
-	rv_sconn_set_state(s, state);
-}
-
-/* Under s->mutex, state RESOLVING or CONNECTING: is its step over due? */
-static bool rv_sconn_step_expired(const struct rv_sconn *s)
-{
-	return !time_before(jiffies, s->step_deadline);
-}
-
-/*
- * From any context: a connected or connecting QP was lost. Does nothing
- * when the QP is in no such state: rv itself is draining it (recovery,
- * failure, close) or it has not started.
- */
+/* From any context: a connected or connecting QP was lost. */
 void rv_sconn_lost(struct rv_sconn *s)
 {
 	unsigned long flags;
@@ -190,54 +159,17 @@ static int rv_sconn_reset(struct rv_sconn *s)
 }
 
 /*
- * Is the IP address of RoCE GID entry @attr configured on the entry's
- * netdev? A GID made from an address is deleted when the address is, but
- * later (from a workqueue); until then the entry looks valid while no
- * packet can leave from it. Link-local IPv6 GIDs are made from the MAC
- * address and need no configured address.
- */
-static bool rv_gid_addr_configured(const struct ib_gid_attr *attr)
-{
-	union {
-		struct sockaddr_storage ss;
-		struct sockaddr_in in;
-		struct sockaddr_in6 in6;
-	} a;
-	struct net_device *ndev;
-	bool ok = false;
-
-	rdma_gid2ip((struct sockaddr *)&a.ss, &attr->gid);
-	if (a.ss.ss_family == AF_INET6 &&
-	    ipv6_addr_type(&a.in6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
-		return true;
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(attr);
-	if (IS_ERR(ndev))
-		goto out;
-	if (a.ss.ss_family == AF_INET)
-		ok = __ip_dev_find(dev_net(ndev), a.in.sin_addr.s_addr,
-				   false) == ndev;
-#if IS_ENABLED(CONFIG_IPV6)
-	else
-		ok = ipv6_chk_addr(dev_net(ndev), &a.in6.sin6_addr, ndev, 0);
-#endif
-out:
-	rcu_read_unlock();
-	return ok;
-}
-
-/*
  * Under s->mutex: can CM messages leave through the QP's port? Its link
- * must be up (port ACTIVE), the job's GID in the port's table and, on
- * RoCE, its address configured (not removed; when it comes back while the
- * old entry is still referenced, the GID is at another index:
- * s->sgid_attr follows it). While they cannot, nothing is sent: no REQ,
- * and no DREQ (which destroying a connected CM id sends). Soft RoCE moves
- * its management QP (QP1) to the error state for good when a CM message
- * cannot leave (no link, no route from the source address, a deleted
- * source GID), after which no CM traffic of that device gets through.
+ * must be up (port ACTIVE) and the job's GID in the port's table (its
+ * address not removed; when it comes back while the old entry is still
+ * referenced, at another index: s->sgid_attr follows it). While they
+ * cannot, nothing is sent: no REQ, and no DREQ (which destroying a
+ * connected CM id sends). Soft RoCE (6.1) moves its management QP to the
+ * error state for good when a CM message cannot leave (no link, no route
+ * from the source address), after which no CM traffic of that device gets
+ * through.
  */
-bool rv_sconn_can_send(struct rv_sconn *s)
+static bool rv_sconn_can_send(struct rv_sconn *s)
 {
 	const struct rv_job_dev *jdev = s->conn->jdev;
 	struct ib_device *ibdev = jdev->dev->ib_dev;
@@ -251,11 +183,6 @@ bool rv_sconn_can_send(struct rv_sconn *s)
 				     jdev->key.port_num, NULL);
 	if (IS_ERR(attr))
 		return false;
-	if (rdma_protocol_roce(ibdev, jdev->key.port_num) &&
-	    !rv_gid_addr_configured(attr)) {
-		rdma_put_gid_attr(attr);
-		return false;
-	}
 	/* The next attempt goes through the entry the GID has now. */
 	if (attr == rv_sconn_sgid_attr(s)) {
 		rdma_put_gid_attr(attr);
@@ -267,10 +194,7 @@ bool rv_sconn_can_send(struct rv_sconn *s)
 	return true;
 }
 
-/*
- * Under s->mutex: a connected QP was lost, or an attempt to connect it
- * (resolving, connecting) was.
- */
+/* Under s->mutex: a connected or connecting QP was lost. */
 static void rv_sconn_recover(struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
@@ -339,13 +263,8 @@ static void rv_sconn_work(struct work_struct *work)
 
 	switch (s->state) {
 	case RV_SCONN_CONNECTED:
-		if (lost)
-			rv_sconn_recover(s);
-		break;
-	case RV_SCONN_RESOLVING:
 	case RV_SCONN_CONNECTING:
-		/* Lost, or no word on the step in time: start over. */
-		if (lost || rv_sconn_step_expired(s))
+		if (lost)
 			rv_sconn_recover(s);
 		break;
 	case RV_SCONN_RECOVERING:

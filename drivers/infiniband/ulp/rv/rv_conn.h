@@ -20,16 +20,8 @@
  *   CONNECTING --REP/RTU--> CONNECTED
  *   CONNECTING/WAITING/DELAY --REJ retry, timeout--> DELAY or WAITING
  *   CONNECTED --loss--> RECOVERING --drain, new QP--> DELAY or WAITING
- *   RESOLVING/CONNECTING --step deadline, no event--> RECOVERING
  *   any --deadline passed or hard reject--> FAILED
  *   any --last reference--> CLOSING
- *
- * Every CM step (RESOLVING, CONNECTING) ends by its step deadline:
- * twice what the CM itself takes to give up on it, and never after the
- * QP's deadline. A step that gets no event by then (a resolution or MAD
- * that never completes) is abandoned like a lost attempt: its CM id and
- * QP are replaced and the QP tries again, or fails once past its
- * deadline.
  */
 #ifndef RV_CONN_H
 #define RV_CONN_H
@@ -97,7 +89,6 @@ struct rv_sconn {
 	u32 rq_psn;			/* listener: receive PSN, sent in REP */
 	u32 attempts;			/* connect attempts since last success */
 	unsigned long deadline;		/* jiffies: give up after */
-	unsigned long step_deadline;	/* jiffies: the CM step gives up */
 
 	/*
 	 * Initiator: the table entry of the job's GID this QP's attempts
@@ -175,11 +166,8 @@ extern struct workqueue_struct *rv_wq;
 /* rv_conn.c */
 void rv_sconn_lost(struct rv_sconn *s);
 void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
-void rv_sconn_step(struct rv_sconn *s, enum rv_sconn_state state,
-		   unsigned int ms);
 void rv_sconn_established(struct rv_sconn *s);
 void rv_sconn_retry(struct rv_sconn *s, bool hard);
-bool rv_sconn_can_send(struct rv_sconn *s);
 struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
 				     const union ib_gid *sgid, u16 slid);
 void rv_conn_put(struct rv_conn *conn);
@@ -197,7 +185,6 @@ int rv_cm_listen(struct rv_job_dev *jdev);
 void rv_cm_unlisten(struct rv_job_dev *jdev);
 int rv_cm_path_init(struct rv_conn *conn);
 void rv_cm_start_connect(struct rv_sconn *s);
-unsigned int rv_cm_step_ms(const struct rv_conn *conn);
 void rv_cm_cancel_resolve(struct rv_sconn *s);
 struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s);
 

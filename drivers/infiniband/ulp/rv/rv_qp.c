@@ -13,12 +13,6 @@
  * Exactly one event reaches the posting process for each write it
  * posted: the send completion, successful or not; a QP that is drained
  * for recovery or teardown flushes what it holds with an error status.
- *
- * Any completion in error, a flush too, on a QP that rv holds connected
- * (or connecting) is a loss: a QP that the device moved to the error state
- * by itself may report nothing but flushes (soft RoCE on 6.12, once the
- * node's address was removed). Only the flushes of rv's own drain come
- * when the QP is in another state.
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -226,7 +220,7 @@ static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_move(&ctx->link, &s->free_send);
 	spin_unlock_irqrestore(&s->lock, flags);
 
-	if (wc->status != IB_WC_SUCCESS)
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
 		rv_sconn_lost(s);
 	rv_user_put(user);
 }
@@ -265,15 +259,8 @@ static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 imm;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		/*
-		 * A flush is the QP's error state, not a failure of this
-		 * receive: not counted, and a loss only if rv holds the QP
-		 * connected (else it is rv's own drain).
-		 */
-		if (wc->status == IB_WC_WR_FLUSH_ERR) {
-			rv_sconn_lost(s);
+		if (wc->status == IB_WC_WR_FLUSH_ERR)
 			return;
-		}
 		trace_rv_recv_cmpl(s, 0, 0, 0, wc->status);
 		spin_lock_irqsave(&s->lock, flags);
 		s->stats.recv_cqe_fail++;
@@ -329,7 +316,7 @@ static void rv_hb_done(struct ib_cq *cq, struct ib_wc *wc)
 	else
 		s->stats.send_hb_cqe_fail++;
 	spin_unlock_irqrestore(&s->lock, flags);
-	if (wc->status != IB_WC_SUCCESS)
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
 		rv_sconn_lost(s);
 }
 
