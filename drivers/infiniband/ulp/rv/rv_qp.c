@@ -13,6 +13,12 @@
  * Exactly one event reaches the posting process for each write it
  * posted: the send completion, successful or not; a QP that is drained
  * for recovery or teardown flushes what it holds with an error status.
+ *
+ * Any completion in error, a flush too, on a QP that rv holds connected
+ * (or connecting) is a loss: a QP that the device moved to the error state
+ * by itself (soft RoCE does when a packet cannot leave, e.g. its source
+ * address was removed) reports nothing but flushes. Only the flushes of
+ * rv's own drain come when the QP is in another state.
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -220,7 +226,7 @@ static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_move(&ctx->link, &s->free_send);
 	spin_unlock_irqrestore(&s->lock, flags);
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+	if (wc->status != IB_WC_SUCCESS)
 		rv_sconn_lost(s);
 	rv_user_put(user);
 }
@@ -259,14 +265,14 @@ static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 imm;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status == IB_WC_WR_FLUSH_ERR)
+		/* The flushes of rv's own drain are no news. */
+		if (!rv_sconn_lost(s) && wc->status == IB_WC_WR_FLUSH_ERR)
 			return;
 		trace_rv_recv_cmpl(s, 0, 0, 0, wc->status);
 		spin_lock_irqsave(&s->lock, flags);
 		s->stats.recv_cqe_fail++;
 		spin_unlock_irqrestore(&s->lock, flags);
 		rv_recv_error(s, wc);
-		rv_sconn_lost(s);
 		return;
 	}
 
@@ -316,7 +322,7 @@ static void rv_hb_done(struct ib_cq *cq, struct ib_wc *wc)
 	else
 		s->stats.send_hb_cqe_fail++;
 	spin_unlock_irqrestore(&s->lock, flags);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+	if (wc->status != IB_WC_SUCCESS)
 		rv_sconn_lost(s);
 }
 
