@@ -12,7 +12,8 @@
  * until its deadline; any other reason is final.
  *
  * The initiator resolves the destination MAC of a RoCE path in the
- * kernel (rdma_resolve_ip) before each REQ.
+ * kernel (rdma_resolve_ip) before each REQ, and sends none while the
+ * local address is not configured (rv_sconn_can_send()).
  */
 #include <linux/cred.h>
 #include <linux/random.h>
@@ -203,6 +204,18 @@ static void rv_cm_resolved(int status, struct sockaddr *src,
 	s->resolve_pending = false;
 	if (s->state != RV_SCONN_RESOLVING)
 		goto out;
+	/*
+	 * The route was looked up when the resolution started (or last
+	 * retried): the address may have gone since, or come back at
+	 * another GID index. No REQ leaves from an address that is not
+	 * configured, nor through another GID entry than the one resolved.
+	 */
+	if (!status) {
+		const struct ib_gid_attr *attr = s->dev_addr.sgid_attr;
+
+		if (!rv_sconn_can_send(s) || attr != rv_sconn_sgid_attr(s))
+			status = -ENETUNREACH;
+	}
 	us = ktime_us_delta(ktime_get(), s->t_start);
 	if (s->was_connected) {
 		st->reresolve++;

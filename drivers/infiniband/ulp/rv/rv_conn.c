@@ -17,8 +17,10 @@
  * 0, the QP and so the connection have failed for good.
  */
 #include <linux/cred.h>
+#include <linux/inetdevice.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <net/addrconf.h>
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
@@ -166,17 +168,54 @@ static int rv_sconn_reset(struct rv_sconn *s)
 }
 
 /*
- * Under s->mutex: can CM messages leave through the QP's port? Its link
- * must be up (port ACTIVE) and the job's GID in the port's table (its
- * address not removed; when it comes back while the old entry is still
- * referenced, at another index: s->sgid_attr follows it). While they
- * cannot, nothing is sent: no REQ, and no DREQ (which destroying a
- * connected CM id sends). Soft RoCE (6.1) moves its management QP to the
- * error state for good when a CM message cannot leave (no link, no route
- * from the source address), after which no CM traffic of that device gets
- * through.
+ * Is the IP address of RoCE GID entry @attr configured on the entry's
+ * netdev? A GID made from an address is deleted when the address is, but
+ * later (from a workqueue); until then the entry looks valid while no
+ * packet can leave from it. Link-local IPv6 GIDs are made from the MAC
+ * address and need no configured address.
  */
-static bool rv_sconn_can_send(struct rv_sconn *s)
+static bool rv_gid_addr_configured(const struct ib_gid_attr *attr)
+{
+	union {
+		struct sockaddr_storage ss;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} a;
+	struct net_device *ndev;
+	bool ok = false;
+
+	rdma_gid2ip((struct sockaddr *)&a.ss, &attr->gid);
+	if (a.ss.ss_family == AF_INET6 &&
+	    ipv6_addr_type(&a.in6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
+		return true;
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (IS_ERR(ndev))
+		goto out;
+	if (a.ss.ss_family == AF_INET)
+		ok = __ip_dev_find(dev_net(ndev), a.in.sin_addr.s_addr,
+				   false) == ndev;
+#if IS_ENABLED(CONFIG_IPV6)
+	else
+		ok = ipv6_chk_addr(dev_net(ndev), &a.in6.sin6_addr, ndev, 0);
+#endif
+out:
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * Under s->mutex: can CM messages leave through the QP's port? Its link
+ * must be up (port ACTIVE), the job's GID in the port's table and, on
+ * RoCE, its address configured (not removed; when it comes back while the
+ * old entry is still referenced, the GID is at another index:
+ * s->sgid_attr follows it). While they cannot, nothing is sent: no REQ,
+ * and no DREQ (which destroying a connected CM id sends). Soft RoCE moves
+ * its management QP (QP1) to the error state for good when a CM message
+ * cannot leave (no link, no route from the source address, a deleted
+ * source GID), after which no CM traffic of that device gets through.
+ */
+bool rv_sconn_can_send(struct rv_sconn *s)
 {
 	const struct rv_job_dev *jdev = s->conn->jdev;
 	struct ib_device *ibdev = jdev->dev->ib_dev;
@@ -190,6 +229,11 @@ static bool rv_sconn_can_send(struct rv_sconn *s)
 				     jdev->key.port_num, NULL);
 	if (IS_ERR(attr))
 		return false;
+	if (rdma_protocol_roce(ibdev, jdev->key.port_num) &&
+	    !rv_gid_addr_configured(attr)) {
+		rdma_put_gid_attr(attr);
+		return false;
+	}
 	/* The next attempt goes through the entry the GID has now. */
 	if (attr == rv_sconn_sgid_attr(s)) {
 		rdma_put_gid_attr(attr);

@@ -168,6 +168,7 @@ bool rv_sconn_lost(struct rv_sconn *s);
 void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
 void rv_sconn_established(struct rv_sconn *s);
 void rv_sconn_retry(struct rv_sconn *s, bool hard);
+bool rv_sconn_can_send(struct rv_sconn *s);
 struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
 				     const union ib_gid *sgid, u16 slid);
 void rv_conn_put(struct rv_conn *conn);
