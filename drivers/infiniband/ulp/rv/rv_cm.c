@@ -16,6 +16,7 @@
  * local address is not configured (rv_sconn_can_send()).
  */
 #include <linux/cred.h>
+#include <linux/hash.h>
 #include <linux/random.h>
 #include <net/addrconf.h>
 #include <rdma/ib_cache.h>
@@ -163,6 +164,20 @@ static void rv_cm_send_req(struct rv_sconn *s)
 		return;
 	}
 	rv_cm_fill_pdata(s, &pd);
+	/*
+	 * RoCE v2: a flow label of rv's own when the client gave none, as
+	 * the RDMA CM gives its connections (it picks the UDP source port
+	 * of the QP's packets). With a flow label the CM needs the source
+	 * GID's netdev to build each message of the connection
+	 * (rdma_lag_get_ah_roce_slave()): once the GID is deleted (its
+	 * address removed), the DREQ or DREP of a connection made through
+	 * it cannot be built and the CM leaves it out. Without one it
+	 * would be posted from a GID index that no longer exists, even after
+	 * the address is back (at another index), which soft RoCE answers
+	 * by moving QP1 to the error state for good.
+	 */
+	if (s->path.rec_type == SA_PATH_REC_TYPE_ROCE_V2 && !s->path.flow_label)
+		s->path.flow_label = cpu_to_be32(hash_32(s->qp->qp_num, 20) ?: 1);
 	req.primary_path = &s->path;
 	req.ppath_sgid_attr = rv_sconn_sgid_attr(s);
 	req.service_id = cpu_to_be64(conn->jdev->key.service_id);
