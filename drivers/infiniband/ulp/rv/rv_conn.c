@@ -54,26 +54,23 @@ void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state)
 }
 
 /*
- * From any context: a connected or connecting QP was lost. Returns false,
- * and does nothing, when the QP is in no such state: rv itself is
- * draining it (recovery, failure, close) or it has not started.
+ * From any context: a connected or connecting QP was lost. Does nothing
+ * when the QP is in no such state: rv itself is draining it (recovery,
+ * failure, close) or it has not started.
  */
-bool rv_sconn_lost(struct rv_sconn *s)
+void rv_sconn_lost(struct rv_sconn *s)
 {
 	unsigned long flags;
-	bool live, kick = false;
+	bool kick = false;
 
 	spin_lock_irqsave(&s->lock, flags);
-	live = s->state == RV_SCONN_CONNECTED ||
-	       s->state == RV_SCONN_CONNECTING;
-	if (live) {
+	if (s->state == RV_SCONN_CONNECTED || s->state == RV_SCONN_CONNECTING) {
 		kick = !s->lost;
 		s->lost = true;
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (kick)
 		mod_delayed_work(rv_wq, &s->work, 0);
-	return live;
 }
 
 static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)

@@ -164,7 +164,7 @@ struct rv_conn {
 extern struct workqueue_struct *rv_wq;
 
 /* rv_conn.c */
-bool rv_sconn_lost(struct rv_sconn *s);
+void rv_sconn_lost(struct rv_sconn *s);
 void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
 void rv_sconn_established(struct rv_sconn *s);
 void rv_sconn_retry(struct rv_sconn *s, bool hard);

@@ -265,14 +265,21 @@ static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 imm;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		/* The flushes of rv's own drain are no news. */
-		if (!rv_sconn_lost(s) && wc->status == IB_WC_WR_FLUSH_ERR)
+		/*
+		 * A flush is the QP's error state, not a failure of this
+		 * receive: not counted, and a loss only if rv holds the QP
+		 * connected (else it is rv's own drain).
+		 */
+		if (wc->status == IB_WC_WR_FLUSH_ERR) {
+			rv_sconn_lost(s);
 			return;
+		}
 		trace_rv_recv_cmpl(s, 0, 0, 0, wc->status);
 		spin_lock_irqsave(&s->lock, flags);
 		s->stats.recv_cqe_fail++;
 		spin_unlock_irqrestore(&s->lock, flags);
 		rv_recv_error(s, wc);
+		rv_sconn_lost(s);
 		return;
 	}
 
