@@ -16,9 +16,9 @@
  *
  * Any completion in error, a flush too, on a QP that rv holds connected
  * (or connecting) is a loss: a QP that the device moved to the error state
- * by itself (soft RoCE does when a packet cannot leave, e.g. its source
- * address was removed) reports nothing but flushes. Only the flushes of
- * rv's own drain come when the QP is in another state.
+ * by itself may report nothing but flushes (soft RoCE on 6.12, once the
+ * node's address was removed). Only the flushes of rv's own drain come
+ * when the QP is in another state.
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
