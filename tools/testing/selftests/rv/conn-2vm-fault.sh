@@ -158,10 +158,25 @@ wait_ping() {
 	return 1
 }
 
+# watch_moving: in the background from when the address or link came back
+# (t_up, progress p_up): writes the seconds until the sender's progress
+# rises to $tmp/t_rec.
+watch_moving() {
+	local i
+	for ((i = 0; i < 3000; i++)); do
+		if [ "$(progress)" -gt "$p_up" ]; then
+			echo "$((SECONDS - t_up))" >"$tmp/t_rec"
+			return
+		fi
+		sleep 0.1
+	done
+}
+
 # inject: the fault, then the node put back in working order. Prints what
 # it did on failure. Sets t_up and p_up: the time and the sender's
-# progress when the address or link came back.
-t_up=0 p_up=0
+# progress when the address or link came back, starts watch_moving then,
+# and sets t_ready: the seconds from then until the node worked again.
+t_up=0 p_up=0 t_ready=
 inject() {
 	save_routes
 	case "$fault" in
@@ -169,19 +184,21 @@ inject() {
 		ip addr del "$RV_LOCAL_IP/24" dev "$netdev" || return 1
 		sleep "$down"
 		ip addr add "$RV_LOCAL_IP/24" dev "$netdev" || return 1
-		t_up=$SECONDS p_up=$(progress)
 		;;
 	link-flap)
 		ip link set "$netdev" down || return 1
 		sleep "$down"
 		ip link set "$netdev" up || return 1
-		t_up=$SECONDS p_up=$(progress)
 		;;
 	esac
+	t_up=$SECONDS p_up=$(progress)
+	watch_moving </dev/null >/dev/null 2>&1 &
+	pids+=("$!")
 	restore_routes || return 1
 	rxe_wait_active "$d0" 30 || { echo "$d0 not ACTIVE: $(rxe_port_state "$d0")"; return 1; }
 	wait_gid 30 || { echo "$d0 has no RoCE v2 GID for $RV_LOCAL_IP"; return 1; }
 	wait_ping 30 || { echo "VM a does not answer a ping"; return 1; }
+	t_ready=$((SECONDS - t_up))
 }
 
 # progress: bytes the sender has finished (0 before the first).
@@ -221,23 +238,20 @@ role_b() {
 	link-flap) tap_step "$fault: ip link set $netdev down for $down s (reconnect_timeout $rto s)" ;;
 	esac
 	if inject >"$tmp/inject" 2>&1; then
-		tap_ok "$fault: $netdev and $d0 work again ($RV_LOCAL_IP back, $d0 ACTIVE, VM a answers)"
+		tap_ok "$fault: $netdev and $d0 work again ($RV_LOCAL_IP back, $d0 ACTIVE, VM a answers, ${t_ready} s after the $([ "$fault" = link-flap ] && echo link || echo address) came back)"
 	else
 		tap_not_ok "$fault: $netdev and $d0 work again" "$(cat "$tmp/inject"); $(ip addr show dev "$netdev" 2>&1)"
 	fi
 	tap_diag "$d0's RoCE v2 GID index for $RV_LOCAL_IP: $gid0 before the fault, $(rxe_gid_index "$d0" "$RV_LOCAL_IP") after"
 	tap_diag "after the fault: $(timeout 10 rdma res show qp link "$d0/1" lqpn 1 2>&1)"
 
-	# Time from the address or link coming back until the transfer moves
-	# again.
-	t_rec=
-	for ((i = 0; i < 1800; i++)); do
-		[ "$(progress)" -gt "$p_up" ] && { t_rec=$((SECONDS - t_up)); break; }
-		kill -0 "$ps" 2>/dev/null || break
-		sleep 0.1
-	done
 	wait "$ps"
 	rc=$?
+	# Time from the address or link coming back until the transfer moved
+	# again (watch_moving).
+	t_rec=
+	[ -s "$tmp/t_rec" ] && read -r t_rec <"$tmp/t_rec"
+	for i in "${pids[@]}"; do kill "$i" 2>/dev/null; done
 	pids=()
 	tap_diag "$(cat "$tmp/send")"
 	outcome=$(kv "$tmp/send" outcome)
