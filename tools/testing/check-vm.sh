@@ -13,10 +13,10 @@
 #     mid-traffic, the driver unloaded mid-traffic (conn-fault.sh), and the
 #     soak with packet loss (soak.sh);
 #   - two VMs joined by a virtual Ethernet, one rxe each: a verified
-#     transfer and the peer's module removed (conn.sh); then, on a boot
-#     of its own, a node's link down and up mid-transfer
-#     (conn-2vm-fault.sh link-flap). Its address removal cases are not
-#     run: they break soft-RoCE's CM (README, "The test beds").
+#     transfer and the peer's module removed (conn.sh); then, each on a
+#     boot of its own, a node's link down and up mid-transfer and its
+#     address removed for less and for more than reconnect_timeout
+#     (conn-2vm-fault.sh link-flap, addr-short, addr-long).
 # Each group first checks the bed (tools/testing/vm/bed-check): a broken
 # bed is one failure that names it. Test names start with the kernel
 # series, "[6.12] ...", and, in two VMs, the VM, "[6.12] [b] ...". One TAP
@@ -70,8 +70,10 @@ for kver in "${kvers[@]}"; do
 		bed "${g#*:}" "$kver" "$series" 600 --rxe 2 -- "$sel/vm-suite.sh" "$g"
 	done
 	bed two-vm "$kver" "$series" 900 --two-vm -- "$sel/vm-suite.sh" conn
-	bed two-vm-link-flap "$kver" "$series" 900 --two-vm -- \
-		"$sel/vm-suite.sh" conn-2vm-fault:link-flap
+	for f in link-flap addr-short addr-long; do
+		bed "two-vm-$f" "$kver" "$series" 900 --two-vm -- \
+			"$sel/vm-suite.sh" "conn-2vm-fault:$f"
+	done
 done
 
 rc=0
