@@ -196,7 +196,7 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	req.max_cm_retries = RV_CM_MAX_RETRIES;
 
 	rv_sconn_set_cm_id(s, id);
-	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
+	rv_sconn_connecting(s);
 	s->t_start = ktime_get();
 	ret = ib_send_cm_req(id, &req);
 	if (ret) {
@@ -332,7 +332,7 @@ static int rv_cm_accept(struct rv_sconn *s, struct ib_cm_id *id,
 
 	id->context = s;
 	rv_sconn_set_cm_id(s, id);
-	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
+	rv_sconn_connecting(s);
 	/*
 	 * The CM learns our receive PSN only from the REP, which is sent
 	 * once the QP can receive: choose it now and give it to both.

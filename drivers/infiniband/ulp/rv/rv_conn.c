@@ -73,6 +73,19 @@ void rv_sconn_lost(struct rv_sconn *s)
 		mod_delayed_work(rv_wq, &s->work, 0);
 }
 
+/*
+ * Under s->mutex: a REQ or REP was sent. The CM reports how that ends,
+ * except when its MAD never completes (a port whose QP1 stopped sending
+ * after the address went); the work then fails the QP at its deadline,
+ * as it would any other attempt still unanswered by then.
+ */
+void rv_sconn_connecting(struct rv_sconn *s)
+{
+	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
+	if (time_before(jiffies, s->deadline))
+		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
+}
+
 static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)
 {
 	u64 us = ktime_us_delta(ktime_get(), since);
@@ -311,9 +324,14 @@ static void rv_sconn_work(struct work_struct *work)
 
 	switch (s->state) {
 	case RV_SCONN_CONNECTED:
+		if (lost)
+			rv_sconn_recover(s);
+		break;
 	case RV_SCONN_CONNECTING:
 		if (lost)
 			rv_sconn_recover(s);
+		else
+			rv_sconn_expired(s);
 		break;
 	case RV_SCONN_RECOVERING:
 		rv_sconn_rebuild(s);

@@ -20,7 +20,7 @@
  *   CONNECTING --REP/RTU--> CONNECTED
  *   CONNECTING/WAITING/DELAY --REJ retry, timeout--> DELAY or WAITING
  *   CONNECTED --loss--> RECOVERING --drain, new QP--> DELAY or WAITING
- *   any --deadline passed or hard reject--> FAILED
+ *   any --deadline passed (also with no CM event) or hard reject--> FAILED
  *   any --last reference--> CLOSING
  */
 #ifndef RV_CONN_H
@@ -166,6 +166,7 @@ extern struct workqueue_struct *rv_wq;
 /* rv_conn.c */
 void rv_sconn_lost(struct rv_sconn *s);
 void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
+void rv_sconn_connecting(struct rv_sconn *s);
 void rv_sconn_established(struct rv_sconn *s);
 void rv_sconn_retry(struct rv_sconn *s, bool hard);
 bool rv_sconn_can_send(struct rv_sconn *s);
