@@ -178,13 +178,15 @@ static int rv_sconn_reset(struct rv_sconn *s)
 }
 
 /*
- * Is the IP address of RoCE GID entry @attr configured on the entry's
- * netdev? A GID made from an address is deleted when the address is, but
- * later (from a workqueue); until then the entry looks valid while no
- * packet can leave from it. Link-local IPv6 GIDs are made from the MAC
- * address and need no configured address.
+ * Can a packet leave from RoCE GID entry @attr? Its netdev must be up,
+ * with carrier: the port's cached state follows a link going down only
+ * after the IB core's cache work has run. And the entry's IP address must
+ * be configured on that netdev: a GID made from an address is deleted
+ * when the address is, but later (from a workqueue); until then the
+ * entry looks valid while no packet can leave from it. Link-local IPv6
+ * GIDs are made from the MAC address and need no configured address.
  */
-static bool rv_gid_addr_configured(const struct ib_gid_attr *attr)
+static bool rv_gid_can_send(const struct ib_gid_attr *attr)
 {
 	union {
 		struct sockaddr_storage ss;
@@ -195,17 +197,16 @@ static bool rv_gid_addr_configured(const struct ib_gid_attr *attr)
 	bool ok = false;
 
 	rdma_gid2ip((struct sockaddr *)&a.ss, &attr->gid);
-	if (a.ss.ss_family == AF_INET6 &&
-	    ipv6_addr_type(&a.in6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
-		return true;
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(attr);
-	if (IS_ERR(ndev))
+	if (IS_ERR(ndev) || !netif_running(ndev) || !netif_carrier_ok(ndev))
 		goto out;
 	if (a.ss.ss_family == AF_INET)
 		ok = __ip_dev_find(dev_net(ndev), a.in.sin_addr.s_addr,
 				   false) == ndev;
 #if IS_ENABLED(CONFIG_IPV6)
+	else if (ipv6_addr_type(&a.in6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
+		ok = true;
 	else
 		ok = ipv6_chk_addr(dev_net(ndev), &a.in6.sin6_addr, ndev, 0);
 #endif
@@ -216,10 +217,11 @@ out:
 
 /*
  * Under s->mutex: can CM messages leave through the QP's port? Its link
- * must be up (port ACTIVE), the job's GID in the port's table and, on
- * RoCE, its address configured (not removed; when it comes back while the
- * old entry is still referenced, the GID is at another index:
- * s->sgid_attr follows it). While they cannot, nothing is sent: no REQ,
+ * must be up (port ACTIVE and, on RoCE, the netdev up with carrier), the
+ * job's GID in the port's table and, on RoCE, its address configured
+ * (not removed; when it comes back while the old entry is still
+ * referenced, the GID is at another index: s->sgid_attr follows it).
+ * While they cannot, nothing is sent: no REQ,
  * and no DREQ (which destroying a connected CM id sends). Soft RoCE moves
  * its management QP (QP1) to the error state for good when a CM message
  * cannot leave (no link, no route from the source address, a deleted
@@ -240,7 +242,7 @@ bool rv_sconn_can_send(struct rv_sconn *s)
 	if (IS_ERR(attr))
 		return false;
 	if (rdma_protocol_roce(ibdev, jdev->key.port_num) &&
-	    !rv_gid_addr_configured(attr)) {
+	    !rv_gid_can_send(attr)) {
 		rdma_put_gid_attr(attr);
 		return false;
 	}
