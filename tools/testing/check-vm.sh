@@ -3,9 +3,7 @@
 #
 # Module tier: every test that needs rv.ko, on Debian kernels
 # (tools/testing/kernels.sh): RV_KERNELS, the series to test, default
-# 6.1; make check-full gives "6.1 6.12". On 6.12 these beds hit a kernel
-# memory corruption under soft-RoCE traffic that is not found yet
-# (README, "Supported kernels"), so make check leaves them out for now.
+# "6.1 6.12".
 # For each kernel, every bed is a fresh boot:
 #   - one VM, two rxe nodes: module_load, ioctl (rv_vm_tests), conn
 #     (tools/testing/selftests/rv/vm-suite.sh);
@@ -38,7 +36,7 @@ trap 'rm -rf "$tmp"; echo "# check-vm: total $((SECONDS - t0)) s" >&2' EXIT
 step "building rv.ko for every kernel"
 make -s modules >/dev/null
 # shellcheck disable=SC2086 # a list of series
-mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-6.1})
+mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-6.1 6.12})
 
 sel=$top/tools/testing/selftests/rv
 vmrun=$top/tools/testing/vm/vm-run
