@@ -16,7 +16,11 @@
 //
 // The controller is the parent of the workers: it routes Grant and
 // Release between them (each worker has one socketpair to it), flaps a
-// link, and sums up the reports.
+// link, and sums up the reports. With two VMs (--two-vm) each VM runs a
+// controller with its own node's workers; the two are joined by a TCP
+// connection (ControlLink) that carries the Grants and Releases whose
+// destination is on the other node, the phases of the run and, at the
+// end, each node's sums (Ctl* below), so that both check every invariant.
 #ifndef RV_SOAK_SOAK_HPP
 #define RV_SOAK_SOAK_HPP
 
@@ -104,6 +108,80 @@ enum SoakMsg : std::uint32_t {
 	sm_exit,		// close everything and exit
 	sm_note,		// text: a failure the run cannot go on with
 	sm_abort,		// as sm_stop, and write nothing again
+};
+
+// Between the two controllers of --two-vm (besides sm_grant and
+// sm_release, forwarded as they are).
+enum CtlMsg : std::uint32_t {
+	ctl_hello = rv::test::msg_user + 60,	// CtlHello, both ways
+	ctl_ping,		// every second: the peer is alive
+	ctl_ready,		// CtlReady: the node's workers connected (or not)
+	ctl_go,			// a -> b: start
+	ctl_stop,		// CtlStop: no new messages (either way)
+	ctl_drained,		// CtlStop: the node has nothing in flight
+	ctl_flap,		// CtlFlap: a link flap done (by the flapping node)
+	ctl_node_send,		// SendReport: the node's sums
+	ctl_node_recv,		// RecvReport
+	ctl_node_conn,		// rv::ConnStats: the node's connection
+	ctl_node_misc,		// CtlNode
+	ctl_failure,		// text: an invariant broken that only it saw
+	ctl_results_end,	// the node's results are complete
+	ctl_bye,		// about to close
+};
+
+// What both controllers must agree on; a sends the job key.
+struct CtlHello {
+	std::uint32_t version = 1;
+	std::uint32_t node = 0;		// the sender's
+	std::uint32_t procs = 0;
+	std::uint32_t slots = 0;
+	std::uint32_t window = 0;
+	std::uint32_t churn = 0;
+	std::uint64_t max_size = 0;
+	std::uint64_t seed = 0;
+	double seconds = 0;
+	double flap_interval = 0;
+	std::uint32_t flap_node = 0;
+	std::uint32_t flap_drop = 0;
+	std::uint32_t reconnect_timeout = 0;
+	std::uint32_t resv = 0;
+	rv::JobKey key{};
+};
+
+struct CtlReady {
+	std::uint32_t ok = 0;		// every worker connected
+	std::uint32_t resv = 0;
+};
+
+struct CtlStop {
+	std::uint32_t abort = 0;	// stop: called off; drained: timed out
+	std::uint32_t resv = 0;
+};
+
+struct CtlFlap {
+	double start_s = 0;		// since the flapping node's start
+	double up_s = 0;
+	double active_s = 0;
+	std::uint32_t down_ms = 0;
+	std::uint32_t resv = 0;
+	char error[256] = {};
+};
+
+// A node's numbers that are not in its SendReport/RecvReport sums.
+struct CtlNode {
+	std::uint64_t overflow = 0;
+	std::uint64_t stats_disagree = 0;
+	std::uint64_t min_sent = 0;
+	std::uint64_t min_verified = 0;
+	std::uint64_t rx_before = 0;
+	std::uint64_t rx_after = 0;
+	std::uint64_t conn_count_delta = 0;
+	std::uint64_t dropped = 0;	// grants/releases it could not route
+	std::uint32_t recoveries = 0;
+	std::uint32_t have_cs = 0;
+	std::uint32_t reported = 0;	// every worker reported
+	std::uint32_t after_last_flap = 0;	// a success after the last flap
+	char dev[64] = {};
 };
 
 // Workers are numbered node * procs_per_node + i.
@@ -231,6 +309,9 @@ static_assert(sizeof(MiscReport) <= sizeof(Msg::body));
 static_assert(sizeof(rv::ConnStats) <= sizeof(Msg::body));
 static_assert(sizeof(Grant) <= sizeof(Msg::body));
 static_assert(sizeof(Release) <= sizeof(Msg::body));
+static_assert(sizeof(CtlHello) <= sizeof(Msg::body));
+static_assert(sizeof(CtlFlap) <= sizeof(Msg::body));
+static_assert(sizeof(CtlNode) <= sizeof(Msg::body));
 
 // ------------------------------------------------------------ a worker
 
