@@ -26,6 +26,15 @@
 // one, and the receiving devices' rcvd_pkts rose by at least the pages
 // moved. It prints the numbers ("key: value" lines, or --json) and exits
 // 0 iff all of that held; 1 otherwise, 2 for bad usage.
+//
+// --two-vm a|b: one of two VMs (vm-run --two-vm, one rxe each). Each VM
+// runs a controller with its own node's processes (a: node 0, b: node 1);
+// the controllers are joined by TCP (a listens on --control-port, b
+// connects to --peer-ip) and forward to each other the grants and
+// releases for the other node's processes, the phases of the run (ready,
+// go, stop, drained) and the link flaps, and at the end each node's sums,
+// so that both check the same invariants as one VM does. The flapping
+// node's controller (--flap-node, default 1: VM b) flaps its own netdev.
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -36,6 +45,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -60,6 +70,7 @@
 #include "conn_util.hpp"
 #include "getopt_error.hpp"
 #include "soak.hpp"
+#include "soak_link.hpp"
 #include "vm_env.hpp"
 
 namespace {
@@ -95,6 +106,10 @@ struct Options {
 	unsigned drain_timeout = 120;
 	bool json = false;
 	bool quiet = false;
+	char role = 0;			// --two-vm a|b; 0: one VM, both nodes
+	std::string peer_ip;		// --peer-ip, default $RV_PEER_IP
+	std::uint16_t control_port = 18730;
+	unsigned peer_timeout = 300;
 };
 
 void usage(FILE *f)
@@ -102,7 +117,9 @@ void usage(FILE *f)
 	std::fprintf(f,
 "usage: %s [options]\n"
 "A bounded soak of rv between the two rxe nodes of the test VM (root,\n"
-"rv.ko loaded, RV_NODES/RV_NETDEVS as vm-run --rxe 2 sets them).\n"
+"rv.ko loaded, RV_NODES/RV_NETDEVS as vm-run --rxe 2 sets them), or, with\n"
+"--two-vm, between the rxe nodes of two VMs (vm-run --two-vm), one\n"
+"controller in each.\n"
 "\n"
 "  -s, --seconds S           how long to send (default 30)\n"
 "  -n, --procs-per-node N    processes per node, one job (default 16, 1..64)\n"
@@ -115,10 +132,13 @@ void usage(FILE *f)
 "                            time in MS..--flap-down (default: --flap-down).\n"
 "                            Downs of 1-2 s can wedge soft RoCE's MAD QP\n"
 "                            (userspace/tests/vm/soak/README.md)\n"
-"      --flap-node I         the node whose netdev goes down (default 1)\n"
+"      --flap-node I         the node whose netdev goes down (default 1; with\n"
+"                            --two-vm the controller of that node's VM\n"
+"                            flaps its own netdev)\n"
 "      --flap-mode link|drop link: ip link set down/up (default); drop: the\n"
 "                            links stay up and every packet is dropped (tc\n"
-"                            netem loss 100%% on every node's netdev)\n"
+"                            netem loss 100%% on every node's netdev; with\n"
+"                            --two-vm on the flapping VM's)\n"
 "      --seed N              random seed (default 1)\n"
 "      --slots K             receive buffers per process (default 4)\n"
 "      --window W            messages in flight per process (default 4)\n"
@@ -126,6 +146,15 @@ void usage(FILE *f)
 "      --churn PCT           buffer reuses that replace the buffer (default 25)\n"
 "      --reconnect-timeout S the job's reconnect_timeout (default 30)\n"
 "      --drain-timeout S     after the run, for what is in flight (default 120)\n"
+"      --two-vm a|b          this VM's part of a two-VM soak: its node only (a:\n"
+"                            node 0, b: node 1); the two controllers talk over\n"
+"                            TCP, a listening, b connecting (both must be\n"
+"                            given the same options)\n"
+"      --peer-ip IP          the other VM's address, also its rxe's (default\n"
+"                            $RV_PEER_IP)\n"
+"      --control-port P      the controllers' TCP port on VM a (default 18730)\n"
+"      --peer-timeout S      longest wait for the other controller to connect\n"
+"                            or answer, and longest silence (default 300)\n"
 "  -j, --json                one JSON object on stdout instead of key: value lines\n"
 "  -q, --quiet               no progress lines on stderr\n"
 "  -h, --help                this help\n"
@@ -167,102 +196,151 @@ enum : int {
 	opt_churn,
 	opt_reconnect_timeout,
 	opt_drain_timeout,
+	opt_two_vm,
+	opt_peer_ip,
+	opt_control_port,
+	opt_peer_timeout,
 };
+
+const option longopts[] = {
+	{"seconds", required_argument, nullptr, 's'},
+	{"procs-per-node", required_argument, nullptr, 'n'},
+	{"flap-interval", required_argument, nullptr, 'f'},
+	{"flap-down", required_argument, nullptr, opt_flap_down},
+	{"flap-down-min", required_argument, nullptr, opt_flap_down_min},
+	{"flap-node", required_argument, nullptr, opt_flap_node},
+	{"flap-mode", required_argument, nullptr, opt_flap_mode},
+	{"seed", required_argument, nullptr, opt_seed},
+	{"slots", required_argument, nullptr, opt_slots},
+	{"window", required_argument, nullptr, opt_window},
+	{"max-size", required_argument, nullptr, opt_max_size},
+	{"churn", required_argument, nullptr, opt_churn},
+	{"reconnect-timeout", required_argument, nullptr, opt_reconnect_timeout},
+	{"drain-timeout", required_argument, nullptr, opt_drain_timeout},
+	{"two-vm", required_argument, nullptr, opt_two_vm},
+	{"peer-ip", required_argument, nullptr, opt_peer_ip},
+	{"control-port", required_argument, nullptr, opt_control_port},
+	{"peer-timeout", required_argument, nullptr, opt_peer_timeout},
+	{"json", no_argument, nullptr, 'j'},
+	{"quiet", no_argument, nullptr, 'q'},
+	{"help", no_argument, nullptr, 'h'},
+	{nullptr, 0, nullptr, 0},
+};
+
+unsigned uint_arg(const char *what, const char *arg, std::uint64_t min, std::uint64_t max)
+{
+	return static_cast<unsigned>(count_arg(what, arg, min, max));
+}
+
+// The options of the flaps and of two VMs; false if c is none of them.
+bool parse_flap_or_vm(int c, const char *arg, Options &o)
+{
+	switch (c) {
+	case 'f':
+		o.flap_interval = number_arg("--flap-interval", arg, 0, 3600);
+		return true;
+	case opt_flap_down:
+		o.flap_down_ms = uint_arg("--flap-down", arg, 100, 600000);
+		return true;
+	case opt_flap_down_min:
+		o.flap_down_min_ms = uint_arg("--flap-down-min", arg, 100, 600000);
+		return true;
+	case opt_flap_node:
+		o.flap_node = uint_arg("--flap-node", arg, 0, 1);
+		return true;
+	case opt_flap_mode:
+		if (std::string(arg) != "link" && std::string(arg) != "drop")
+			throw UsageError(std::string("invalid --flap-mode '") + arg + "'");
+		o.flap_drop = std::string(arg) == "drop";
+		return true;
+	case opt_two_vm:
+		if (std::string(arg) != "a" && std::string(arg) != "b")
+			throw UsageError(std::string("invalid --two-vm '") + arg + "' (a or b)");
+		o.role = arg[0];
+		return true;
+	case opt_peer_ip:
+		if (!rv::parse_ipv4(arg))
+			throw UsageError(std::string("invalid --peer-ip '") + arg + "'");
+		o.peer_ip = arg;
+		return true;
+	case opt_control_port:
+		o.control_port = static_cast<std::uint16_t>(
+			count_arg("--control-port", arg, 1, 65535));
+		return true;
+	case opt_peer_timeout:
+		o.peer_timeout = uint_arg("--peer-timeout", arg, 10, 3600);
+		return true;
+	default:
+		return false;
+	}
+}
+
+void parse_option(int c, const char *arg, char **argv, Options &o)
+{
+	if (parse_flap_or_vm(c, arg, o))
+		return;
+	switch (c) {
+	case 's':
+		o.seconds = number_arg("--seconds", arg, 1, 86400);
+		break;
+	case 'n':
+		o.procs = uint_arg("--procs-per-node", arg, 1, 64);
+		break;
+	case opt_seed:
+		o.seed = count_arg("--seed", arg, 0, UINT64_MAX);
+		break;
+	case opt_slots:
+		o.slots = uint_arg("--slots", arg, 1, 64);
+		break;
+	case opt_window:
+		o.window = uint_arg("--window", arg, 1, 64);
+		break;
+	case opt_max_size:
+		o.max_size = count_arg("--max-size", arg, 1, max_message);
+		break;
+	case opt_churn:
+		o.churn = uint_arg("--churn", arg, 0, 100);
+		break;
+	case opt_reconnect_timeout:
+		o.reconnect_timeout = uint_arg("--reconnect-timeout", arg, 1, 3600);
+		break;
+	case opt_drain_timeout:
+		o.drain_timeout = uint_arg("--drain-timeout", arg, 1, 3600);
+		break;
+	case 'j':
+		o.json = true;
+		break;
+	case 'q':
+		o.quiet = true;
+		break;
+	case 'h':
+		usage(stdout);
+		std::exit(std::fflush(stdout) == 0 ? 0 : 1);
+	default:
+		throw UsageError(rv::tools::getopt_error(c, argv));
+	}
+}
 
 Options parse(int argc, char **argv)
 {
-	static const option longopts[] = {
-		{"seconds", required_argument, nullptr, 's'},
-		{"procs-per-node", required_argument, nullptr, 'n'},
-		{"flap-interval", required_argument, nullptr, 'f'},
-		{"flap-down", required_argument, nullptr, opt_flap_down},
-		{"flap-down-min", required_argument, nullptr, opt_flap_down_min},
-		{"flap-node", required_argument, nullptr, opt_flap_node},
-		{"flap-mode", required_argument, nullptr, opt_flap_mode},
-		{"seed", required_argument, nullptr, opt_seed},
-		{"slots", required_argument, nullptr, opt_slots},
-		{"window", required_argument, nullptr, opt_window},
-		{"max-size", required_argument, nullptr, opt_max_size},
-		{"churn", required_argument, nullptr, opt_churn},
-		{"reconnect-timeout", required_argument, nullptr, opt_reconnect_timeout},
-		{"drain-timeout", required_argument, nullptr, opt_drain_timeout},
-		{"json", no_argument, nullptr, 'j'},
-		{"quiet", no_argument, nullptr, 'q'},
-		{"help", no_argument, nullptr, 'h'},
-		{nullptr, 0, nullptr, 0},
-	};
 	Options o;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:n:f:jqh", longopts, nullptr)) != -1) {
-		switch (c) {
-		case 's':
-			o.seconds = number_arg("--seconds", optarg, 1, 86400);
-			break;
-		case 'n':
-			o.procs = static_cast<unsigned>(count_arg("--procs-per-node", optarg, 1, 64));
-			break;
-		case 'f':
-			o.flap_interval = number_arg("--flap-interval", optarg, 0, 3600);
-			break;
-		case opt_flap_down:
-			o.flap_down_ms = static_cast<unsigned>(count_arg("--flap-down", optarg, 100, 600000));
-			break;
-		case opt_flap_down_min:
-			o.flap_down_min_ms = static_cast<unsigned>(
-				count_arg("--flap-down-min", optarg, 100, 600000));
-			break;
-		case opt_flap_node:
-			o.flap_node = static_cast<unsigned>(count_arg("--flap-node", optarg, 0, 1));
-			break;
-		case opt_flap_mode:
-			if (std::string(optarg) != "link" && std::string(optarg) != "drop")
-				throw UsageError(std::string("invalid --flap-mode '") + optarg + "'");
-			o.flap_drop = std::string(optarg) == "drop";
-			break;
-		case opt_seed:
-			o.seed = count_arg("--seed", optarg, 0, UINT64_MAX);
-			break;
-		case opt_slots:
-			o.slots = static_cast<unsigned>(count_arg("--slots", optarg, 1, 64));
-			break;
-		case opt_window:
-			o.window = static_cast<unsigned>(count_arg("--window", optarg, 1, 64));
-			break;
-		case opt_max_size:
-			o.max_size = count_arg("--max-size", optarg, 1, max_message);
-			break;
-		case opt_churn:
-			o.churn = static_cast<unsigned>(count_arg("--churn", optarg, 0, 100));
-			break;
-		case opt_reconnect_timeout:
-			o.reconnect_timeout = static_cast<unsigned>(
-				count_arg("--reconnect-timeout", optarg, 1, 3600));
-			break;
-		case opt_drain_timeout:
-			o.drain_timeout = static_cast<unsigned>(
-				count_arg("--drain-timeout", optarg, 1, 3600));
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'q':
-			o.quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
-		default:
-			throw UsageError(rv::tools::getopt_error(c, argv));
-		}
-	}
+	while ((c = getopt_long(argc, argv, ":s:n:f:jqh", longopts, nullptr)) != -1)
+		parse_option(c, optarg, argv, o);
 	if (auto extra = rv::tools::extra_argument(argc, argv))
 		throw UsageError(*extra);
 	if (!o.flap_down_ms)
 		o.flap_down_ms = o.flap_drop ? 12000 : 5000;
 	if (!o.flap_down_min_ms || o.flap_down_min_ms > o.flap_down_ms)
 		o.flap_down_min_ms = o.flap_down_ms;
+	if (o.role && o.peer_ip.empty()) {
+		const char *env = std::getenv("RV_PEER_IP");
+		if (!env || !rv::parse_ipv4(env))
+			throw UsageError("--two-vm needs --peer-ip (or RV_PEER_IP)");
+		o.peer_ip = env;
+	}
 	return o;
 }
 
@@ -413,7 +491,7 @@ void flap_link(const rv::test::Node &n, milliseconds down_for,
 	f.active_s = since(t0);
 }
 
-// Sums over the workers of a node (or all).
+// Sums over the workers of a node (or of both nodes).
 struct Totals {
 	SendReport s;
 	RecvReport r;
@@ -423,10 +501,8 @@ struct Totals {
 	std::uint64_t min_sent = UINT64_MAX;
 	std::uint64_t min_verified = UINT64_MAX;
 
-	void add(const Worker &w)
+	void add_send(const SendReport &a)
 	{
-		const SendReport &a = *w.send;
-		const RecvReport &b = *w.recv;
 		s.grants += a.grants;
 		s.returned += a.returned;
 		s.started += a.started;
@@ -448,9 +524,10 @@ struct Totals {
 		s.buf_churn += a.buf_churn;
 		s.sub_mr += a.sub_mr;
 		s.invalidated_mr += a.invalidated_mr;
-		last_ok_ns = std::max(last_ok_ns, a.last_ok_ns);
-		min_sent = std::min(min_sent, a.messages);
+	}
 
+	void add_recv(const RecvReport &b)
+	{
 		r.grants += b.grants;
 		r.releases += b.releases;
 		r.returns += b.returns;
@@ -477,10 +554,34 @@ struct Totals {
 		r.churn_evict += b.churn_evict;
 		r.rereg += b.rereg;
 		r.stale_mr += b.stale_mr;
-		min_verified = std::min(min_verified, b.verified);
+		// The first corrupt message seen, for the failure message.
+		if (b.corrupt_msgs && r.corrupt_msgs == b.corrupt_msgs) {
+			r.first_bad_sender = b.first_bad_sender;
+			r.first_bad_seq = b.first_bad_seq;
+			r.first_bad_offset = b.first_bad_offset;
+		}
+	}
 
+	void add(const Worker &w)
+	{
+		add_send(*w.send);
+		add_recv(*w.recv);
+		last_ok_ns = std::max(last_ok_ns, w.send->last_ok_ns);
+		min_sent = std::min(min_sent, w.send->messages);
+		min_verified = std::min(min_verified, w.recv->verified);
 		overflow += w.misc->overflow;
 		stats_disagree += !w.misc->event_stats_agree;
+	}
+
+	// Another node's sums (last_ok_ns is of its own clock: not taken).
+	void merge(const Totals &o)
+	{
+		add_send(o.s);
+		add_recv(o.r);
+		min_sent = std::min(min_sent, o.min_sent);
+		min_verified = std::min(min_verified, o.min_verified);
+		overflow += o.overflow;
+		stats_disagree += o.stats_disagree;
 	}
 };
 
@@ -493,35 +594,105 @@ struct NodeResult {
 	std::uint64_t conn_count_delta = 0;
 	rv::ConnStats cs{};		// the connection, as last seen
 	bool have_cs = false;
+	bool after_last_flap = false;	// a message completed after it
+	bool have = false;		// its numbers are here
 };
 
 class Controller {
 public:
-	explicit Controller(const Options &o) : o_(o), rng_(mix64(o.seed)) {}
+	explicit Controller(const Options &o)
+		: o_(o), rng_(mix64(o.seed)), two_vm_(o.role != 0),
+		  me_(o.role == 'b' ? 1 : 0), first_(two_vm_ ? me_ * o.procs : 0)
+	{
+	}
 	int run();
 
 private:
+	// setup
+	void setup_nodes();
+	[[nodiscard]] bool local(unsigned node) const { return !two_vm_ || node == me_; }
+	[[nodiscard]] bool flapping() const
+	{
+		return o_.flap_interval > 0 && local(o_.flap_node);
+	}
+	[[nodiscard]] std::string vm_name(unsigned node) const
+	{
+		return std::string("VM ") + (node ? "b" : "a");
+	}
 	void start_workers();
+	void wait_ready(clock::time_point t_setup);
+	void check_ready();
+	// the run
+	void traffic();
+	void drain();
+	bool drain_step(bool &sent_drained);
+	void finish_workers();
+	// routing
+	bool wait_for(const std::function<bool()> &done, clock::duration limit);
 	void pump(milliseconds wait);
+	void read_worker(unsigned i);
 	void on_message(unsigned from, const Msg &m);
+	void route(const Msg &m, unsigned src);
 	void broadcast(std::uint32_t type);
+	// the other VM's controller
+	void open_link();
+	[[nodiscard]] CtlHello hello() const;
+	void check_hello(const CtlHello &h) const;
+	void read_link();
+	void on_link_message(const Msg &m);
+	void on_peer_result(const Msg &m);
+	void keep_link();
+	void send_new_flaps();
+	void send_peer(const Msg &m);
+	template <typename T>
+	void send_peer(std::uint32_t type, const T &body)
+	{
+		Msg m;
+		m.type = type;
+		m.len = sizeof(T);
+		std::memcpy(m.body.data(), &body, sizeof(T));
+		send_peer(m);
+	}
+	void send_peer(std::uint32_t type) { send_peer(Msg{type, 0, {}}); }
+	void send_peer_text(const std::string &text);
+	void peer_gone(const std::string &why);
+	void exchange_results();
+	void send_results();
+	void close_link();
+	// the end
 	void fail(const std::string &why) { failures_.push_back(why); }
 	bool all(bool Worker::*flag) const;
 	void progress_line();
 	void snapshot(const std::string &why);
 	void flapper();
+	void evaluate_local();
 	void evaluate();
+	void evaluate_totals();
+	void evaluate_nodes();
+	void evaluate_flaps();
 	void print_text() const;
 	void print_json() const;
+	void json_config(rv::json::Writer &j) const;
+	void json_counts(rv::json::Writer &j) const;
+	void json_nodes(rv::json::Writer &j) const;
+	void json_flaps(rv::json::Writer &j) const;
 
 	Options o_;
 	std::mt19937_64 rng_;
+	const bool two_vm_;
+	const unsigned me_;		// --two-vm: the node of this VM
+	const unsigned first_;		// the id of w_[0]
+	rv::JobKey key_{};
 	rv::test::Node n_[2];
 	std::vector<Worker> w_;
 	std::vector<std::string> failures_;
 	std::vector<std::string> notes_;
 	bool abort_ = false;
 	bool snapped_ = false;
+	bool reported_ = false;		// every local worker reported
+	bool have_rx_ = false;		// rx_before read
+	bool drained_ = false;		// every local worker drained
+	std::thread flap_thread_;
 	std::uint64_t dropped_ = 0;
 
 	clock::time_point t0_;
@@ -539,6 +710,20 @@ private:
 	std::vector<Flap> flaps_;
 	std::vector<rv::test::LinkState> links_;
 
+	// --two-vm
+	ControlLink link_;
+	clock::time_point last_ping_;
+	std::size_t flaps_sent_ = 0;
+	std::optional<CtlHello> peer_hello_;
+	std::optional<CtlReady> peer_ready_;
+	bool go_ = false;
+	bool peer_stop_ = false;
+	bool peer_drained_ = false;
+	bool peer_results_ = false;
+	bool peer_bye_ = false;
+	bool peer_lost_ = false;
+	std::vector<std::string> peer_failures_;
+
 	NodeResult node_[2];
 	std::vector<std::uint64_t> vmstat0_;
 	std::vector<std::uint64_t> vmstat1_;
@@ -555,22 +740,54 @@ bool Controller::all(bool Worker::*flag) const
 	return true;
 }
 
+// n_: both nodes of this VM, or this VM's node and the other VM's (whose
+// RoCE v2 GID is its IPv4 address, mapped).
+void Controller::setup_nodes()
+{
+	for (unsigned i = 0; i < 2; i++) {
+		if (!local(i)) {
+			const std::uint32_t ip = *rv::parse_ipv4(o_.peer_ip);
+			n_[i].dev = "peer";
+			n_[i].ip = ip;
+			n_[i].gid = rv::ipv4_mapped_gid(ip);
+			continue;
+		}
+		auto n = rv::test::node(two_vm_ ? 0 : i);
+		if (!n)
+			throw std::runtime_error(two_vm_ ? "needs an RDMA node (RV_NODES, vm-run --two-vm)"
+							 : "needs two RDMA nodes (RV_NODES, vm-run --rxe 2)");
+		n_[i] = *n;
+	}
+	if (flapping() && n_[o_.flap_node].netdev.empty())
+		throw std::runtime_error("node " + n_[o_.flap_node].dev +
+					 " has no netdev to flap (RV_NETDEVS)");
+	for (unsigned i = 0; i < 2; i++)
+		node_[i].dev = two_vm_ ? std::string(1, static_cast<char>('a' + i)) + ":" +
+						 (local(i) ? n_[i].dev : "?")
+				       : n_[i].dev;
+	if (flapping() && !o_.flap_drop)
+		for (const rv::test::Node &x : rv::test::nodes())
+			if (!x.netdev.empty())
+				links_.emplace_back(x.netdev);
+}
+
 void Controller::start_workers()
 {
-	const rv::JobKey key = rv::random_job_key();
 	rv::test::SideConfig side;
 
 	side.reconnect_timeout = o_.reconnect_timeout;
 	side.hb_interval = 1000;
 	side.cq_entries = std::max(1024u, 4 * (o_.window + o_.slots) + 64);
 	for (unsigned node = 0; node < 2; node++) {
+		if (!local(node))
+			continue;
 		for (unsigned i = 0; i < o_.procs; i++) {
 			WorkerConfig c;
 			c.id = node * o_.procs + i;
 			c.procs = o_.procs;
 			c.local = n_[node];
 			c.remote = n_[1 - node];
-			c.key = key;
+			c.key = key_;
 			c.side = side;
 			c.seed = o_.seed;
 			c.slots = o_.slots;
@@ -599,26 +816,48 @@ void Controller::broadcast(std::uint32_t type)
 	}
 }
 
+// A grant or release from worker src (an id) or from the other VM: to a
+// worker of this VM, or over the link to the other VM's.
+void Controller::route(const Msg &m, unsigned src)
+{
+	const Route r = rv::test::body_of<Route>(m);
+	const unsigned ids = 2 * o_.procs;
+	const bool from_peer = src == ids;
+
+	if ((!from_peer && r.src != src) || r.dst >= ids ||
+	    (from_peer && (local(r.src / o_.procs) || !local(r.dst / o_.procs)))) {
+		dropped_++;
+		return;
+	}
+	if (!local(r.dst / o_.procs)) {
+		if (peer_lost_)
+			dropped_++;
+		else
+			send_peer(m);
+		return;
+	}
+	Worker &w = w_[r.dst - first_];
+	if (!w.alive) {
+		dropped_++;
+		return;
+	}
+	try {
+		w.peer.chan().send(m);
+	} catch (const std::exception &) {
+		w.alive = false;
+		dropped_++;
+	}
+}
+
 void Controller::on_message(unsigned from, const Msg &m)
 {
 	Worker &w = w_[from];
 
 	switch (m.type) {
 	case sm_grant:
-	case sm_release: {
-		const Route r = rv::test::body_of<Route>(m);
-		if (r.src != from || r.dst >= w_.size() || !w_[r.dst].alive) {
-			dropped_++;
-			return;
-		}
-		try {
-			w_[r.dst].peer.chan().send(m);
-		} catch (const std::exception &) {
-			w_[r.dst].alive = false;
-			dropped_++;
-		}
+	case sm_release:
+		route(m, first_ + from);
 		return;
-	}
 	case sm_ready:
 		w.ready = true;
 		w.info = rv::test::body_of<Ready>(m);
@@ -643,9 +882,9 @@ void Controller::on_message(unsigned from, const Msg &m)
 		return;
 	case sm_note:
 	case rv::test::msg_text:
-		notes_.push_back("worker " + std::to_string(from) + ": " + text_of(m));
+		notes_.push_back("worker " + std::to_string(first_ + from) + ": " + text_of(m));
 		if (!o_.quiet)
-			std::fprintf(stderr, "%s: worker %u: %s\n", prog, from,
+			std::fprintf(stderr, "%s: worker %u: %s\n", prog, first_ + from,
 				     text_of(m).c_str());
 		abort_ = true;
 		return;
@@ -654,10 +893,32 @@ void Controller::on_message(unsigned from, const Msg &m)
 	}
 }
 
+void Controller::read_worker(unsigned i)
+{
+	try {
+		while (w_[i].alive) {
+			std::optional<Msg> m = w_[i].peer.chan().recv(milliseconds(0));
+			if (!m)
+				break;
+			on_message(i, *m);
+		}
+	} catch (const std::exception &) {
+		// EOF: the worker exited (or died).
+		w_[i].alive = false;
+		if (!w_[i].reported()) {
+			notes_.push_back("worker " + std::to_string(first_ + i) +
+					 ": gone before its report");
+			abort_ = true;
+		}
+	}
+}
+
+// Waits up to wait for a message from a worker or the other controller
+// and handles what came.
 void Controller::pump(milliseconds wait)
 {
 	std::vector<pollfd> pfd;
-	std::vector<unsigned> who;
+	std::vector<unsigned> who;	// w_ index; w_.size(): the link
 
 	for (unsigned i = 0; i < w_.size(); i++) {
 		if (!w_[i].alive)
@@ -665,34 +926,38 @@ void Controller::pump(milliseconds wait)
 		pfd.push_back({w_[i].peer.chan().fd(), POLLIN, 0});
 		who.push_back(i);
 	}
+	if (link_.open()) {
+		pfd.push_back({link_.fd(), link_.events(), 0});
+		who.push_back(static_cast<unsigned>(w_.size()));
+	}
 	if (pfd.empty()) {
 		std::this_thread::sleep_for(wait);
 		return;
 	}
 	const int n = ::poll(pfd.data(), pfd.size(), static_cast<int>(wait.count()));
-	if (n <= 0)
-		return;
-	for (std::size_t k = 0; k < pfd.size(); k++) {
+	for (std::size_t k = 0; n > 0 && k < pfd.size(); k++) {
 		if (!pfd[k].revents)
 			continue;
-		const unsigned i = who[k];
-		try {
-			while (w_[i].alive) {
-				std::optional<Msg> m = w_[i].peer.chan().recv(milliseconds(0));
-				if (!m)
-					break;
-				on_message(i, *m);
-			}
-		} catch (const std::exception &) {
-			// EOF: the worker exited (or died).
-			w_[i].alive = false;
-			if (!w_[i].reported()) {
-				notes_.push_back("worker " + std::to_string(i) +
-						 ": gone before its report");
-				abort_ = true;
-			}
-		}
+		if (who[k] == w_.size())
+			read_link();
+		else
+			read_worker(who[k]);
 	}
+	keep_link();
+}
+
+// Pumps until done() (true), limit passes or the other controller is
+// lost (false).
+bool Controller::wait_for(const std::function<bool()> &done, clock::duration limit)
+{
+	const auto end = clock::now() + limit;
+
+	while (!done()) {
+		if (clock::now() >= end)
+			return false;
+		pump(milliseconds(50));
+	}
+	return true;
 }
 
 void Controller::progress_line()
@@ -753,7 +1018,10 @@ void Controller::snapshot(const std::string &why)
 	for (int k = 0; k < 2; k++) {
 		if (k)
 			std::this_thread::sleep_for(seconds(2));
-		for (const rv::test::Node &n : n_) {
+		for (unsigned i = 0; i < 2; i++) {
+			if (!local(i))
+				continue;
+			const rv::test::Node &n = n_[i];
 			out += "  " + n.dev + (k ? " 2 s later:" : ":");
 			for (const char *c : {"rcvd_pkts", "sent_pkts", "send_err",
 					      "completer_retry_err", "retry_exceeded_err"})
@@ -818,87 +1086,421 @@ void Controller::flapper()
 	flapper_done_ = true;
 }
 
-int Controller::run()
+
+// ------------------------------------------------------------ two VMs
+
+CtlHello Controller::hello() const
 {
-	for (unsigned i = 0; i < 2; i++) {
-		auto n = rv::test::node(i);
-		if (!n)
-			throw std::runtime_error("needs two RDMA nodes (RV_NODES, vm-run --rxe 2)");
-		n_[i] = *n;
+	CtlHello h;
+	h.node = me_;
+	h.procs = o_.procs;
+	h.slots = o_.slots;
+	h.window = o_.window;
+	h.churn = o_.churn;
+	h.max_size = o_.max_size;
+	h.seed = o_.seed;
+	h.seconds = o_.seconds;
+	h.flap_interval = o_.flap_interval;
+	h.flap_node = o_.flap_node;
+	h.flap_drop = o_.flap_drop;
+	h.reconnect_timeout = o_.reconnect_timeout;
+	h.key = key_;
+	return h;
+}
+
+// Both controllers must have been given the same run.
+void Controller::check_hello(const CtlHello &h) const
+{
+	const CtlHello m = hello();
+
+	if (h.version != m.version || h.node != 1 - me_)
+		throw std::runtime_error("the other controller is not --two-vm " +
+					 std::string(me_ ? "a" : "b"));
+	if (h.procs != m.procs || h.slots != m.slots || h.window != m.window ||
+	    h.churn != m.churn || h.max_size != m.max_size || h.seed != m.seed ||
+	    h.seconds != m.seconds || h.flap_interval != m.flap_interval ||
+	    h.flap_node != m.flap_node || h.flap_drop != m.flap_drop ||
+	    h.reconnect_timeout != m.reconnect_timeout)
+		throw std::runtime_error("the two controllers were given different options");
+}
+
+// VM a listens, VM b connects; they swap CtlHello and b takes a's job
+// key.
+void Controller::open_link()
+{
+	const seconds limit(o_.peer_timeout);
+
+	if (!o_.quiet)
+		std::fprintf(stderr, "%s: %s VM b's controller on port %u\n", prog,
+			     me_ ? "connecting to" : "waiting for", o_.control_port);
+	if (me_ == 0)
+		link_ = ControlLink::accept_one(o_.control_port, limit, limit);
+	else
+		link_ = ControlLink::connect_to(o_.peer_ip, o_.control_port, limit, limit);
+	last_ping_ = clock::now();
+	if (me_ == 0)
+		send_peer(ctl_hello, hello());
+	if (!wait_for([&] { return peer_hello_ || peer_lost_; }, limit) || peer_lost_)
+		throw std::runtime_error("no hello from the other controller");
+	check_hello(*peer_hello_);
+	if (me_ == 1) {
+		key_ = peer_hello_->key;
+		send_peer(ctl_hello, hello());
 	}
-	if (o_.flap_interval > 0 && n_[o_.flap_node].netdev.empty())
-		throw std::runtime_error("node " + n_[o_.flap_node].dev +
-					 " has no netdev to flap (RV_NETDEVS)");
-	for (unsigned i = 0; i < 2; i++)
-		node_[i].dev = n_[i].dev;
+}
 
-	if (o_.flap_interval > 0 && !o_.flap_drop)
-		for (const rv::test::Node &x : rv::test::nodes())
-			if (!x.netdev.empty())
-				links_.emplace_back(x.netdev);
+void Controller::send_peer(const Msg &m)
+{
+	if (peer_lost_ || !link_.open())
+		return;
+	try {
+		link_.send(m);
+	} catch (const std::exception &e) {
+		peer_gone(e.what());
+	}
+}
 
-	const auto t_setup = clock::now();
-	bool have_rx = false;
-	start_workers();
-	// The workers keep both CPUs busy: the controller routes their
-	// messages and runs `ip` for the link flaps at a higher priority
-	// (the nice value is per thread; the flapper thread inherits it).
-	(void)::setpriority(PRIO_PROCESS, 0, -10);
-	while (!abort_ && !all(&Worker::ready) && clock::now() - t_setup < seconds(300))
-		pump(milliseconds(100));
-	if (!all(&Worker::ready)) {
+void Controller::send_peer_text(const std::string &text)
+{
+	if (peer_lost_ || !link_.open())
+		return;
+	try {
+		link_.send_text(ctl_failure, text);
+	} catch (const std::exception &e) {
+		peer_gone(e.what());
+	}
+}
+
+void Controller::peer_gone(const std::string &why)
+{
+	if (peer_lost_)
+		return;
+	peer_lost_ = true;
+	link_.close();
+	if (peer_bye_)
+		return;
+	fail("lost the controller of " + vm_name(1 - me_) + ": " + why);
+	abort_ = true;
+}
+
+void Controller::read_link()
+{
+	try {
+		link_.flush();
+		while (link_.open()) {
+			std::optional<Msg> m = link_.recv();
+			if (!m)
+				break;
+			on_link_message(*m);
+		}
+	} catch (const std::exception &e) {
+		peer_gone(e.what());
+	}
+}
+
+// The flapping controller's flaps, as they finish; the other one dates
+// them by their arrival (its clock is not the other VM's).
+void Controller::send_new_flaps()
+{
+	std::vector<CtlFlap> out;
+
+	if (!flapping())
+		return;
+	{
+		std::lock_guard lk(mu_);
+		for (; flaps_sent_ < flaps_.size(); flaps_sent_++) {
+			const Flap &f = flaps_[flaps_sent_];
+			CtlFlap c;
+			c.start_s = f.start_s;
+			c.up_s = f.up_s;
+			c.active_s = f.active_s;
+			c.down_ms = f.down_ms;
+			std::snprintf(c.error, sizeof(c.error), "%s", f.error.c_str());
+			out.push_back(c);
+		}
+	}
+	for (const CtlFlap &c : out)
+		send_peer(ctl_flap, c);
+}
+
+// Pings, flaps and what waits to be written; a silent peer is lost.
+void Controller::keep_link()
+{
+	if (!two_vm_ || peer_lost_ || !link_.open())
+		return;
+	send_new_flaps();
+	const auto now = clock::now();
+	if (now - last_ping_ >= seconds(1)) {
+		last_ping_ = now;
+		send_peer(ctl_ping);
+	}
+	try {
+		link_.flush();
+	} catch (const std::exception &e) {
+		peer_gone(e.what());
+	}
+	if (link_.open() && link_.silence() > seconds(o_.peer_timeout))
+		peer_gone("no word for " + std::to_string(o_.peer_timeout) + " s");
+}
+
+void Controller::on_link_message(const Msg &m)
+{
+	switch (m.type) {
+	case sm_grant:
+	case sm_release:
+		route(m, 2 * o_.procs);
+		return;
+	case ctl_hello:
+		peer_hello_ = rv::test::body_of<CtlHello>(m);
+		return;
+	case ctl_ready:
+		peer_ready_ = rv::test::body_of<CtlReady>(m);
+		return;
+	case ctl_go:
+		go_ = true;
+		return;
+	case ctl_stop:
+		peer_stop_ = true;
+		if (rv::test::body_of<CtlStop>(m).abort)
+			abort_ = true;
+		return;
+	case ctl_drained:
+		peer_drained_ = true;
+		return;
+	case ctl_bye:
+		peer_bye_ = true;
+		return;
+	case ctl_ping:
+		return;
+	default:
+		on_peer_result(m);
+		return;
+	}
+}
+
+// The other node's flaps and, at the end, its numbers.
+void Controller::on_peer_result(const Msg &m)
+{
+	NodeResult &nr = node_[1 - me_];
+
+	switch (m.type) {
+	case ctl_flap: {
+		const CtlFlap c = rv::test::body_of<CtlFlap>(m);
+		Flap f;
+		f.start_s = c.start_s;
+		f.up_s = c.up_s;
+		f.active_s = c.active_s;
+		f.down_ms = c.down_ms;
+		f.error.assign(c.error, strnlen(c.error, sizeof(c.error)));
+		f.up = clock::now();
+		std::lock_guard lk(mu_);
+		flaps_.push_back(f);
+		return;
+	}
+	case ctl_node_send:
+		nr.t.s = rv::test::body_of<SendReport>(m);
+		return;
+	case ctl_node_recv:
+		nr.t.r = rv::test::body_of<RecvReport>(m);
+		return;
+	case ctl_node_conn:
+		nr.cs = rv::test::body_of<rv::ConnStats>(m);
+		nr.have_cs = true;
+		return;
+	case ctl_node_misc: {
+		const CtlNode c = rv::test::body_of<CtlNode>(m);
+		nr.t.overflow = c.overflow;
+		nr.t.stats_disagree = c.stats_disagree;
+		nr.t.min_sent = c.min_sent;
+		nr.t.min_verified = c.min_verified;
+		nr.rx_before = c.rx_before;
+		nr.rx_after = c.rx_after;
+		nr.conn_count_delta = c.conn_count_delta;
+		nr.recoveries = c.recoveries;
+		nr.after_last_flap = c.after_last_flap;
+		nr.dev.assign(c.dev, strnlen(c.dev, sizeof(c.dev)));
+		nr.have = c.reported;
+		return;
+	}
+	case ctl_failure:
+		peer_failures_.push_back(text_of(m));
+		return;
+	case ctl_results_end:
+		peer_results_ = true;
+		return;
+	default:
+		notes_.push_back("unknown message " + std::to_string(m.type) +
+				 " from the other controller");
+		return;
+	}
+}
+
+// This node's numbers and the invariants broken that only this VM saw.
+void Controller::send_results()
+{
+	const NodeResult &nr = node_[me_];
+	CtlNode c;
+
+	send_peer(ctl_node_send, nr.t.s);
+	send_peer(ctl_node_recv, nr.t.r);
+	if (nr.have_cs)
+		send_peer(ctl_node_conn, nr.cs);
+	c.overflow = nr.t.overflow;
+	c.stats_disagree = nr.t.stats_disagree;
+	c.min_sent = nr.t.min_sent;
+	c.min_verified = nr.t.min_verified;
+	c.rx_before = nr.rx_before;
+	c.rx_after = nr.rx_after;
+	c.conn_count_delta = nr.conn_count_delta;
+	c.dropped = dropped_;
+	c.recoveries = nr.recoveries;
+	c.have_cs = nr.have_cs;
+	c.reported = reported_;
+	c.after_last_flap = nr.after_last_flap;
+	std::snprintf(c.dev, sizeof(c.dev), "%s", nr.dev.c_str());
+	send_peer(ctl_node_misc, c);
+	for (const std::string &f : failures_)
+		send_peer_text(f);
+	send_peer(ctl_results_end);
+}
+
+void Controller::exchange_results()
+{
+	send_results();
+	if (!wait_for([&] { return peer_results_ || peer_lost_; }, seconds(o_.peer_timeout)))
+		peer_gone("no results within " + std::to_string(o_.peer_timeout) + " s");
+	if (!peer_results_)
+		node_[1 - me_].have = false;
+}
+
+// Both sides have each other's results once both said bye: close.
+void Controller::close_link()
+{
+	send_peer(ctl_bye);
+	wait_for([&] { return peer_bye_ || peer_lost_; }, seconds(60));
+	wait_for([&] { return peer_lost_ || !link_.open() || !link_.queued(); }, seconds(30));
+	peer_lost_ = true;
+	link_.close();
+}
+
+// ------------------------------------------------------------ the run
+
+void Controller::check_ready()
+{
+	for (unsigned node = 0; node < 2; node++) {
+		if (!local(node))
+			continue;
+		std::set<std::uint64_t> handles;
+		std::set<std::uint32_t> indexes;
+		for (unsigned i = 0; i < o_.procs; i++) {
+			const Ready &r = w_[node * o_.procs + i - first_].info;
+			handles.insert(r.conn_handle);
+			indexes.insert(r.rv_index);
+			if (r.max_fmr_size && r.max_fmr_size < o_.max_size + (64 << 10))
+				fail("max_fmr_size " + std::to_string(r.max_fmr_size) +
+				     " is below the buffer size");
+		}
+		if (handles.size() != 1)
+			fail(n_[node].dev + ": the processes do not share one connection");
+		if (indexes.size() != o_.procs)
+			fail(n_[node].dev + ": rv_index values are not distinct");
+		node_[node].rx_before = rv::test::rcvd_pkts(n_[node].dev);
+	}
+	have_rx_ = true;
+}
+
+// Every local worker connected; with two VMs the other VM's too, and VM
+// a says go (or stop).
+void Controller::wait_ready(clock::time_point t_setup)
+{
+	const seconds limit(o_.peer_timeout);
+
+	wait_for([&] { return abort_ || all(&Worker::ready); },
+		 seconds(300) - (clock::now() - t_setup));
+	if (!all(&Worker::ready) && !abort_) {
 		fail("not every process connected within 300 s");
 		abort_ = true;
 	}
-
 	if (!abort_) {
-		for (unsigned node = 0; node < 2; node++) {
-			std::set<std::uint64_t> handles;
-			std::set<std::uint32_t> indexes;
-			for (unsigned i = 0; i < o_.procs; i++) {
-				const Ready &r = w_[node * o_.procs + i].info;
-				handles.insert(r.conn_handle);
-				indexes.insert(r.rv_index);
-				if (r.max_fmr_size && r.max_fmr_size < o_.max_size + (64 << 10))
-					fail("max_fmr_size " + std::to_string(r.max_fmr_size) +
-					     " is below the buffer size");
-			}
-			if (handles.size() != 1)
-				fail(n_[node].dev + ": the processes do not share one connection");
-			if (indexes.size() != o_.procs)
-				fail(n_[node].dev + ": rv_index values are not distinct");
-		}
-		for (unsigned i = 0; i < 2; i++)
-			node_[i].rx_before = rv::test::rcvd_pkts(n_[i].dev);
-		have_rx = true;
+		check_ready();
 		if (!o_.quiet)
-			std::fprintf(stderr, "%s: %zu processes connected in %.1f s; "
-				     "sending for %.0f s\n",
-				     prog, w_.size(), since(t_setup), o_.seconds);
+			std::fprintf(stderr, "%s: %zu processes connected in %.1f s\n", prog,
+				     w_.size(), since(t_setup));
 	}
+	if (!two_vm_)
+		return;
+	send_peer(ctl_ready, CtlReady{!abort_, 0});
+	if (!wait_for([&] { return peer_ready_ || peer_lost_; }, limit))
+		peer_gone("not ready within " + std::to_string(o_.peer_timeout) + " s");
+	if (!peer_ready_ || !peer_ready_->ok)
+		abort_ = true;
+	if (me_ == 0) {
+		if (abort_)
+			send_peer(ctl_stop, CtlStop{1, 0});
+		else
+			send_peer(ctl_go);
+		return;
+	}
+	if (!abort_ && !wait_for([&] { return go_ || peer_stop_ || peer_lost_; }, limit))
+		peer_gone("no go within " + std::to_string(o_.peer_timeout) + " s");
+	if (!go_)
+		abort_ = true;
+}
 
+void Controller::traffic()
+{
 	vmstat0_ = read_vmstat();
 	t0_ = clock::now();
 	last_line_ = t0_;
 	t_end_ = t0_ + std::chrono::duration_cast<clock::duration>(
 			       std::chrono::duration<double>(o_.seconds));
-	std::thread flap_thread;
-	if (!abort_) {
-		broadcast(sm_go);
-		if (o_.flap_interval > 0) {
-			flapper_done_ = false;
-			flap_thread = std::thread([this] { flapper(); });
-		}
-		while (!abort_ && clock::now() < t_end_) {
-			pump(milliseconds(50));
-			progress_line();
-		}
-		if (abort_)
-			snapshot("a process failed");
+	if (abort_)
+		return;
+	if (!o_.quiet)
+		std::fprintf(stderr, "%s: sending for %.0f s\n", prog, o_.seconds);
+	broadcast(sm_go);
+	if (flapping()) {
+		flapper_done_ = false;
+		std::thread([this] { flapper(); }).swap(flap_thread_);
 	}
+	while (!abort_ && !peer_stop_ && clock::now() < t_end_) {
+		pump(milliseconds(50));
+		progress_line();
+	}
+	if (abort_)
+		snapshot("a process failed");
+}
 
-	// Stop: nothing new; what is in flight finishes (through a link
-	// flap that may still be going on).
+// One round of the drain; true once it is over.
+bool Controller::drain_step(bool &sent_drained)
+{
+	bool all_drained = true;
+	bool any_alive = false;
+
+	for (const Worker &w : w_) {
+		any_alive = any_alive || w.alive;
+		if (w.alive && !w.drained)
+			all_drained = false;
+	}
+	const bool done = !any_alive || (all_drained && flapper_done_);
+	if (done && two_vm_ && !sent_drained) {
+		send_new_flaps();
+		send_peer(ctl_drained, CtlStop{!all_drained || !any_alive, 0});
+		sent_drained = true;
+	}
+	if (done && (!two_vm_ || peer_drained_ || peer_lost_)) {
+		drained_ = all_drained && any_alive;
+		return true;
+	}
+	return false;
+}
+
+// Stop: nothing new; what is in flight finishes (through a link flap
+// that may still be going on), on both VMs.
+void Controller::drain()
+{
+	bool sent_drained = false;
+
 	t_stop_ = clock::now();
 	{
 		std::lock_guard lk(mu_);
@@ -906,59 +1508,76 @@ int Controller::run()
 	}
 	cv_.notify_all();
 	broadcast(abort_ ? sm_abort : sm_stop);
+	if (two_vm_)
+		send_peer(ctl_stop, CtlStop{abort_, 0});
 	const auto drain_end = t_stop_ + seconds(o_.drain_timeout);
-	bool drained = false;
-	while (clock::now() < drain_end) {
-		bool all_drained = true;
-		bool any_alive = false;
-		for (const Worker &w : w_) {
-			any_alive = any_alive || w.alive;
-			if (w.alive && !w.drained)
-				all_drained = false;
-		}
-		if (!any_alive || (all_drained && flapper_done_)) {
-			drained = all_drained && any_alive;
-			break;
-		}
+	while (clock::now() < drain_end && !drain_step(sent_drained)) {
 		pump(milliseconds(50));
 		progress_line();
 	}
 	t_drained_ = clock::now();
 	drain_s_ = since(t_stop_, t_drained_);
-	if (!drained) {
+	if (!drained_) {
 		snapshot("the drain timed out");
 		fail("not every process finished what it had in flight within " +
 		     std::to_string(o_.drain_timeout) + " s after the end");
 	}
+	if (two_vm_ && !sent_drained)
+		send_peer(ctl_drained, CtlStop{1, 0});
 	while (!flapper_done_)
 		pump(milliseconds(50));
-	if (flap_thread.joinable())
-		flap_thread.join();
+	if (flap_thread_.joinable())
+		flap_thread_.join();
+	if (two_vm_)
+		send_new_flaps();
+}
 
+void Controller::finish_workers()
+{
 	broadcast(sm_finish);
-	const auto report_end = clock::now() + seconds(60);
-	for (;;) {
-		bool done = true;
-		for (const Worker &w : w_)
-			if (w.alive && !w.reported())
-				done = false;
-		if (done || clock::now() >= report_end)
-			break;
-		pump(milliseconds(50));
-	}
+	wait_for(
+		[&] {
+			for (const Worker &w : w_)
+				if (w.alive && !w.reported())
+					return false;
+			return true;
+		},
+		seconds(60));
 	total_s_ = since(t0_);
 	vmstat1_ = read_vmstat();
-	if (have_rx)
-		for (unsigned i = 0; i < 2; i++)
+	for (unsigned i = 0; i < 2; i++)
+		if (local(i) && have_rx_)
 			node_[i].rx_after = rv::test::rcvd_pkts(n_[i].dev);
-
 	broadcast(sm_exit);
 	for (Worker &w : w_) {
 		w.status = w.peer.wait(seconds(60));
 		w.alive = false;
+		keep_link();
 	}
+}
 
+int Controller::run()
+{
+	setup_nodes();
+	key_ = rv::random_job_key();
+	if (two_vm_)
+		open_link();
+	const auto t_setup = clock::now();
+	start_workers();
+	// The workers keep the CPUs busy: the controller routes their
+	// messages and runs `ip` for the link flaps at a higher priority
+	// (the nice value is per thread; the flapper thread inherits it).
+	(void)::setpriority(PRIO_PROCESS, 0, -10);
+	wait_ready(t_setup);
+	traffic();
+	drain();
+	finish_workers();
+	evaluate_local();
+	if (two_vm_)
+		exchange_results();
 	evaluate();
+	if (two_vm_)
+		close_link();
 	if (o_.json)
 		print_json();
 	else
@@ -966,27 +1585,30 @@ int Controller::run()
 	return failures_.empty() ? 0 : 1;
 }
 
-void Controller::evaluate()
-{
-	bool all_reported = true;
+// ------------------------------------------------------------ the end
 
+// What only this VM can see: its workers' exits and reports, summed per
+// node.
+void Controller::evaluate_local()
+{
+	reported_ = true;
 	for (const std::string &n : notes_)
 		fail(n);
-	for (unsigned i = 0; i < w_.size(); i++) {
-		const Worker &w = w_[i];
+	for (unsigned k = 0; k < w_.size(); k++) {
+		const Worker &w = w_[k];
+		const std::string who = "worker " + std::to_string(first_ + k) + ": ";
 		if (w.status && !w.status->ok())
-			fail("worker " + std::to_string(i) + ": " + w.status->str());
+			fail(who + w.status->str());
 		if (!w.reported()) {
-			all_reported = false;
-			fail("worker " + std::to_string(i) + ": no report");
+			reported_ = false;
+			fail(who + "no report");
 			continue;
 		}
-		const std::string err = "worker " + std::to_string(i) + ": " + w.misc->error;
+		const std::string err = who + w.misc->error;
 		if (w.misc->result && std::find(notes_.begin(), notes_.end(), err) == notes_.end())
 			fail(err);
-		NodeResult &nr = node_[i / o_.procs];
+		NodeResult &nr = node_[(first_ + k) / o_.procs];
 		nr.t.add(w);
-		all_.add(w);
 		const rv::ConnStats &cs = *w.conn;
 		if (!nr.have_cs || cs.post_write + cs.recv_write_cqe >=
 					   nr.cs.post_write + nr.cs.recv_write_cqe)
@@ -999,10 +1621,35 @@ void Controller::evaluate()
 						       w.send->conn_count_last -
 							       w.send->conn_count_first);
 	}
-	recoveries_ = node_[0].recoveries + node_[1].recoveries;
-	if (!all_reported)
-		return;
+	if (dropped_)
+		fail(std::to_string(dropped_) + " grants/releases for a process that was gone");
+	std::lock_guard lk(mu_);
+	for (unsigned i = 0; i < 2; i++) {
+		if (!local(i))
+			continue;
+		node_[i].have = reported_;
+		node_[i].after_last_flap =
+			!flaps_.empty() && node_[i].t.last_ok_ns > ns_of(flaps_.back().up);
+	}
+}
 
+// The invariants, over both nodes' numbers.
+void Controller::evaluate()
+{
+	for (const std::string &f : peer_failures_)
+		fail(vm_name(1 - me_) + ": " + f);
+	recoveries_ = node_[0].recoveries + node_[1].recoveries;
+	if (!node_[0].have || !node_[1].have)
+		return;
+	all_.merge(node_[0].t);
+	all_.merge(node_[1].t);
+	evaluate_totals();
+	evaluate_nodes();
+	evaluate_flaps();
+}
+
+void Controller::evaluate_totals()
+{
 	const SendReport &s = all_.s;
 	const RecvReport &r = all_.r;
 	const std::uint64_t completions = s.cqe_ok + s.cqe_err;
@@ -1055,10 +1702,13 @@ void Controller::evaluate()
 	if (all_.stats_disagree)
 		fail(std::to_string(all_.stats_disagree) +
 		     " processes whose GET_EVENT_STATS differ from the events they read");
-	if (dropped_)
-		fail(std::to_string(dropped_) + " grants/releases for a process that was gone");
 	if (all_.min_sent == 0 || all_.min_verified == 0)
 		fail("a process sent or received no message at all");
+}
+
+// Each node's device and connection, as the kernel counted them.
+void Controller::evaluate_nodes()
+{
 	for (unsigned i = 0; i < 2; i++) {
 		NodeResult &nr = node_[i];
 		const std::uint64_t pages = nr.t.r.bytes_verified / 4096;
@@ -1066,7 +1716,6 @@ void Controller::evaluate()
 		if (delta < pages || !delta)
 			fail(nr.dev + " rcvd_pkts rose by " + std::to_string(delta) +
 			     ", less than the " + std::to_string(pages) + " pages it received");
-		// The node's connection, as the kernel counted it.
 		const rv::ConnStats &cs = nr.cs;
 		if (cs.post_write != nr.t.s.posts || cs.send_write_cqe != nr.t.s.cqe_ok ||
 		    cs.send_write_cqe_fail != nr.t.s.cqe_err ||
@@ -1083,23 +1732,27 @@ void Controller::evaluate()
 			     std::to_string(cs.recv_drop) + ", outstanding " +
 			     std::to_string(cs.outstand_send_write));
 	}
-	if (o_.flap_interval > 0) {
-		if (flaps_.empty())
-			fail("no link flap happened (the run is too short for --flap-interval)");
-		bool long_flap = false;
-		for (const Flap &f : flaps_) {
-			if (!f.error.empty())
-				fail("link flap at " + std::to_string(f.start_s) + " s: " + f.error);
-			// Long enough to lose the QPs: a downed link fails
-			// the sends at once; silent loss must outlast the
-			// RC retries (7 x 0.5 s) and heartbeats.
-			long_flap = long_flap || f.down_ms >= (o_.flap_drop ? 10000u : 4500u);
-		}
-		if (long_flap && !recoveries_)
-			fail("the link was down for seconds but no connection recovered");
-		if (!flaps_.empty() && all_.last_ok_ns <= ns_of(flaps_.back().up))
-			fail("no message completed after the last link flap");
+}
+
+void Controller::evaluate_flaps()
+{
+	if (o_.flap_interval <= 0)
+		return;
+	if (flaps_.empty())
+		fail("no link flap happened (the run is too short for --flap-interval)");
+	bool long_flap = false;
+	for (const Flap &f : flaps_) {
+		if (!f.error.empty())
+			fail("link flap at " + std::to_string(f.start_s) + " s: " + f.error);
+		// Long enough to lose the QPs: a downed link fails the sends
+		// at once; silent loss must outlast the RC retries (7 x
+		// 0.5 s) and heartbeats.
+		long_flap = long_flap || f.down_ms >= (o_.flap_drop ? 10000u : 4500u);
 	}
+	if (long_flap && !recoveries_)
+		fail("the link was down for seconds but no connection recovered");
+	if (!flaps_.empty() && !node_[0].after_last_flap && !node_[1].after_last_flap)
+		fail("no message completed after the last link flap");
 }
 
 void Controller::print_text() const
@@ -1108,7 +1761,10 @@ void Controller::print_text() const
 	const RecvReport &r = all_.r;
 	auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
 
-	std::printf("processes: %zu (%u per node)\n", w_.size(), o_.procs);
+	if (two_vm_)
+		std::printf("vm: %c (node %u, %zu processes; the other VM node %u)\n",
+			    o_.role, me_, w_.size(), 1 - me_);
+	std::printf("processes: %u (%u per node)\n", 2 * o_.procs, o_.procs);
 	std::printf("duration_s: %.1f (run %.1f, drain %.1f)\n", total_s_,
 		    since(t0_, t_stop_), drain_s_);
 	std::printf("seed: %llu\n", u(o_.seed));
@@ -1172,8 +1828,6 @@ void Controller::print_text() const
 
 void Controller::print_json() const
 {
-	const SendReport &s = all_.s;
-	const RecvReport &r = all_.r;
 	rv::json::Writer j(2);
 
 	j.begin_object();
@@ -1182,6 +1836,19 @@ void Controller::print_json() const
 	for (const std::string &f : failures_)
 		j.value(f);
 	j.end_array();
+	json_config(j);
+	j.member("processes", 2 * o_.procs);
+	if (two_vm_)
+		j.member("vm", std::string(1, o_.role));
+	json_counts(j);
+	json_nodes(j);
+	json_flaps(j);
+	j.end_object();
+	std::puts(j.str().c_str());
+}
+
+void Controller::json_config(rv::json::Writer &j) const
+{
 	j.key("config").begin_object()
 		.member("seconds", o_.seconds)
 		.member("procs_per_node", o_.procs)
@@ -1196,8 +1863,15 @@ void Controller::print_json() const
 		.member("max_size", o_.max_size)
 		.member("churn_pct", o_.churn)
 		.member("reconnect_timeout", o_.reconnect_timeout)
+		.member("two_vm", two_vm_)
 		.end_object();
-	j.member("processes", w_.size());
+}
+
+void Controller::json_counts(rv::json::Writer &j) const
+{
+	const SendReport &s = all_.s;
+	const RecvReport &r = all_.r;
+
 	j.member("duration_s", total_s_);
 	j.member("run_s", since(t0_, t_stop_));
 	j.member("drain_s", drain_s_);
@@ -1231,6 +1905,14 @@ void Controller::print_json() const
 		.member("source", s.buf_churn)
 		.member("own_mr", s.sub_mr)
 		.end_object();
+	j.key("vmstat_delta").begin_object();
+	for (std::size_t i = 0; i < vmstat0_.size(); i++)
+		j.member(vmstat_keys[i], vmstat1_[i] - vmstat0_[i]);
+	j.end_object();
+}
+
+void Controller::json_nodes(rv::json::Writer &j) const
+{
 	j.key("nodes").begin_array();
 	for (const NodeResult &n : node_) {
 		j.begin_object()
@@ -1265,10 +1947,10 @@ void Controller::print_json() const
 		j.end_object();
 	}
 	j.end_array();
-	j.key("vmstat_delta").begin_object();
-	for (std::size_t i = 0; i < vmstat0_.size(); i++)
-		j.member(vmstat_keys[i], vmstat1_[i] - vmstat0_[i]);
-	j.end_object();
+}
+
+void Controller::json_flaps(rv::json::Writer &j) const
+{
 	j.key("flaps").begin_array();
 	for (const Flap &f : flaps_) {
 		j.begin_object()
@@ -1281,8 +1963,6 @@ void Controller::print_json() const
 		j.end_object();
 	}
 	j.end_array();
-	j.end_object();
-	std::puts(j.str().c_str());
 }
 
 } // namespace
