@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The soak of rv (userspace/tests/vm/soak/rv_soak) between two VMs
+# (vm-run --two-vm; the same script runs in both, RV_VM_ROLE a or b), as
+# root: RV_SOAK_PROCS (16) processes per VM, one job, each sending
+# verified writes of mixed sizes to random processes of the other VM and
+# receiving them, with receive and source buffers withdrawn and replaced
+# at random, while VM b takes its link down and up every RV_SOAK_FLAP (8)
+# seconds of traffic (RV_SOAK_FLAP_MODE=drop: the link stays up and VM b
+# drops every packet instead), for RV_SOAK_SECONDS (30). Each VM runs one
+# rv_soak --two-vm controller; they talk over TCP (VM a listens on
+# RV_SOAK_PORT, 18730; VM b connects to RV_PEER_IP), across the link
+# that goes down. TAP output, on each VM:
+#   - rv_soak ran to the end and every invariant held, over both VMs'
+#     numbers (the summary as diagnostics)
+#   - no completion lost, no byte corrupted
+#   - the link flaps happened and were recovered from
+#   - VM a: its rxe's rcvd_pkts rose by at least the pages it received
+#     (the writes crossed from VM b)
+#   - the link is up and the port ACTIVE again
+#   - no rv object left in `rdma res show` once the processes are gone
+#   - rmmod rv
+#
+#   RV_KO          the module (vm-run sets it: the rv.ko of its kernel)
+#   RV_SOAK        the program (default $RV_BUILD_DIR/userspace/tests/vm/soak/rv_soak)
+#   RV_SOAK_ARGS   more rv_soak options, the same on both VMs (e.g. --seed 7)
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
+. "$top/tools/testing/vm/lib.sh"
+
+ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
+soak=${RV_SOAK:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/soak/rv_soak}
+secs=${RV_SOAK_SECONDS:-30}
+flap=${RV_SOAK_FLAP:-8}
+mode=${RV_SOAK_FLAP_MODE:-link}
+procs=${RV_SOAK_PROCS:-16}
+port=${RV_SOAK_PORT:-18730}
+role=${RV_VM_ROLE:-}
+tmp=$(mktemp -d)
+
+# shellcheck disable=SC2317  # called through the trap
+cleanup() {
+	local n
+	for n in ${RV_NETDEVS:-}; do
+		tc qdisc del dev "$n" root 2>/dev/null
+		ip link set "$n" up 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+t0=$SECONDS
+elapsed() { echo "$((SECONDS - t0)) s"; }
+
+# val KEY: the value of the "KEY: value" line of the summary.
+val() {
+	sed -n "s/^$1: //p" "$tmp/out" | head -n1
+}
+
+# rdma_objects: the per-device object counts of `rdma res show`.
+rdma_objects() {
+	rdma res show 2>/dev/null | sed 's/^[0-9]*: //'
+}
+
+# The link as vm-guest left it: up, the port ACTIVE.
+links_up() {
+	local n ok=0
+	for n in ${RV_NETDEVS:-}; do
+		tc qdisc del dev "$n" root 2>/dev/null
+		ip link set "$n" up || ok=1
+	done
+	rxe_wait_active "$d0" 30 || ok=1
+	return "$ok"
+}
+
+case "$role" in
+a | b) ;;
+*) tap_bail "needs two VMs (vm-run --two-vm sets RV_VM_ROLE)" ;;
+esac
+d0=$(rv_node 0) || tap_bail "no rxe node (RV_NODES)"
+netdev=$(rv_netdev 0) || tap_bail "no netdev (RV_NETDEVS)"
+[ -n "${RV_PEER_IP:-}" ] || tap_bail "no RV_PEER_IP (vm-run --two-vm)"
+[ -x "$soak" ] || tap_bail "$soak not built (cmake --build ... --target rv_soak)"
+modprobe -a ib_uverbs ib_cm 2>/dev/null
+[ "$mode" != drop ] || modprobe sch_netem 2>/dev/null
+insmod "$ko" || tap_bail "insmod $ko"
+before=$(rdma_objects)
+rx0=$(rxe_rcvd_pkts "$d0")
+
+if [ "$mode" = drop ]; then
+	what="VM b dropping every packet for seconds every $flap s"
+else
+	what="VM b's link flapping every $flap s"
+fi
+name="soak, two VMs ($role): $procs processes per VM, $secs s, $what"
+tap_step "$name"
+# shellcheck disable=SC2086  # RV_SOAK_ARGS is a list of options
+timeout -k 10 $((${secs%.*} + 900)) "$soak" --two-vm "$role" --peer-ip "$RV_PEER_IP" \
+	--control-port "$port" --seconds "$secs" --procs-per-node "$procs" \
+	--flap-interval "$flap" --flap-mode "$mode" ${RV_SOAK_ARGS:-} >"$tmp/out" 2>"$tmp/err"
+rc=$?
+rx1=$(rxe_rcvd_pkts "$d0")
+tap_diag "$(grep -v '^failure: ' "$tmp/out")"
+tap_diag "$(tail -n 100 "$tmp/err")"
+if [ "$rc" = 0 ] && grep -q '^result: ok' "$tmp/out"; then
+	tap_ok "$name: every invariant held, both VMs' numbers ($(elapsed))"
+else
+	tap_not_ok "$name: every invariant held, both VMs' numbers" "rv_soak exit $rc"
+	tap_diag "$(grep '^failure: ' "$tmp/out")"
+fi
+lost=$(val lost_completions) corrupt=$(val corrupt_bytes)
+if [ "${lost:-x}" = 0 ] && [ "${corrupt:-x}" = 0 ] && [ "$(val messages_sent)" != 0 ]; then
+	tap_ok "soak ($role): $(val messages_sent) messages, $(val bytes_verified) bytes verified: no completion lost, no byte corrupted"
+else
+	tap_not_ok "soak ($role): no completion lost, no byte corrupted" \
+		"lost_completions ${lost:-?}, corrupt_bytes ${corrupt:-?}"
+fi
+if [ "$flap" = 0 ]; then
+	tap_skip "soak ($role): link flaps recovered from" "RV_SOAK_FLAP=0"
+else
+	flaps=$(val link_flaps) rec=$(val recoveries)
+	if [ "${flaps:-0}" -gt 0 ] && [ "${rec%% *}" -gt 0 ] 2>/dev/null &&
+	   ! grep -qE '^failure: .*(flap|for good|recovered)' "$tmp/out"; then
+		tap_ok "soak ($role): $flaps link flaps of VM b, $rec connection recoveries, traffic went on"
+	else
+		tap_not_ok "soak ($role): link flaps recovered from" "link_flaps ${flaps:-?}, recoveries ${rec:-?}"
+	fi
+fi
+
+# VM a's device received VM b's writes: at least a packet per page that
+# its processes verified ("rcvd_pkts_delta: a:rxe0 N (>= P pages received)").
+if [ "$role" = a ]; then
+	pages=$(sed -n 's/^rcvd_pkts_delta: a:[^ ]* [0-9]* (>= \([0-9]*\) pages.*/\1/p' "$tmp/out")
+	drx=$((rx1 - rx0))
+	if [ -n "$pages" ] && [ "$pages" -gt 0 ] && [ "$drx" -ge "$pages" ]; then
+		tap_ok "soak (a): $d0 rcvd_pkts rose by $drx (>= the $pages pages received from VM b)"
+	else
+		tap_not_ok "soak (a): $d0 rcvd_pkts rose by $drx (>= the ${pages:-?} pages received from VM b)"
+	fi
+fi
+
+tap_check "soak ($role): $netdev up and $d0 ACTIVE after the soak" links_up
+
+# The processes are gone: their QPs, CQs, MRs and PDs go (QPs drain
+# first, so wait a little).
+after=
+for ((i = 0; i < 60; i++)); do
+	after=$(rdma_objects)
+	[ "$after" = "$before" ] && break
+	sleep 0.5
+done
+if [ "$after" = "$before" ] && ! rdma res show qp 2>/dev/null | grep -q '\[rv\]'; then
+	tap_ok "soak ($role): no rv object left in rdma res show after the processes exit"
+else
+	tap_not_ok "soak ($role): no rv object left in rdma res show after the processes exit" \
+		"before: $before
+after: $after
+$(rdma res show qp 2>&1 | grep '\[rv\]')"
+fi
+
+tap_check "soak ($role): rmmod rv after the soak" rv_unload
+tap_diag "soak-2vm.sh ($role): $(elapsed)"
+tap_done
