@@ -51,7 +51,8 @@ help:
 	@echo "make check-full make check, plus the debug tiers on Linux 6.1"
 	@echo "make demo       boot the test VM, load rxe and rv, query /dev/rv"
 	@echo "make bench      rvbench in the test VM (BENCH_ARGS, default: reg)"
-	@echo "make soak       the soak for SOAK_SECONDS (300), SOAK_FLAP_MODE link or drop"
+	@echo "make soak       the soak between two VMs for SOAK_SECONDS (300), SOAK_FLAP_MODE"
+	@echo "                link (default) or drop; SOAK_BED=one-vm: in one VM"
 	@echo "make fuzz       the fuzzer: FUZZ_CALLS (10M) or FUZZ_SECONDS (1800), FUZZ_SEED (7)"
 	@echo "make install    install rv.ko, the uAPI header, librv and tools"
 	@echo "make uninstall  remove what make install installed"
@@ -97,14 +98,21 @@ fuzz: deps modules userspace
 		tools/testing/vm/vm-run --rxe 2 --timeout $$(($(FUZZ_SECONDS) + 900)) \
 		-- tools/testing/selftests/rv/fuzz.sh
 
-# The long soak: real link flaps (ip link down/up) by default; make check
-# runs 30 s of it with packet drops instead (selftests/rv/vm-suite.sh).
+# The long soak: two VMs (vm-run --two-vm, one rxe each), VM b's link
+# going down and up for real (ip link) by default; SOAK_BED=one-vm: the two
+# rxe nodes of one VM instead. make check runs 30 s of the one-VM soak
+# with packet drops (selftests/rv/vm-suite.sh soak).
 SOAK_SECONDS ?= 300
 SOAK_FLAP_MODE ?= link
+SOAK_BED ?= two-vm
 soak: deps modules userspace
+	@case "$(SOAK_BED)" in two-vm|one-vm) ;; \
+	*) echo "SOAK_BED must be two-vm or one-vm, not '$(SOAK_BED)'" >&2; exit 2 ;; esac
 	RV_SOAK_SECONDS=$(SOAK_SECONDS) RV_SOAK_FLAP_MODE=$(SOAK_FLAP_MODE) \
-		tools/testing/vm/vm-run --rxe 2 --timeout $$(($(SOAK_SECONDS) + 900)) \
-		-- tools/testing/selftests/rv/soak.sh
+		tools/testing/vm/vm-run $(if $(filter one-vm,$(SOAK_BED)),--rxe 2,--two-vm) \
+		--timeout $$(($(SOAK_SECONDS) + $(if $(filter one-vm,$(SOAK_BED)),900,1500))) -- \
+		$(if $(filter one-vm,$(SOAK_BED)),tools/testing/selftests/rv/soak.sh,\
+		tools/testing/selftests/rv/vm-suite.sh soak-2vm)
 
 # What `make install` puts outside the CMake install (which keeps its own
 # manifest), relative to DESTDIR.
