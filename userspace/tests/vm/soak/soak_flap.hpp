@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
+//
+// rv_soak: the link flaps (soak_flap.cpp): a node's netdev down and up
+// (--flap-mode link), or every packet dropped (--flap-mode drop).
+#ifndef RV_SOAK_SOAK_FLAP_HPP
+#define RV_SOAK_SOAK_FLAP_HPP
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "conn_util.hpp"
+#include "vm_env.hpp"
+
+namespace rv::soak {
+
+struct Flap {
+	double start_s = 0;	// since the start of the run: link down
+	double up_s = 0;	// link set up again
+	double active_s = 0;	// routes back, ports ACTIVE again
+	unsigned down_ms = 0;
+	std::chrono::steady_clock::time_point up;
+	std::string error;
+};
+
+// --flap-mode drop: the links stay up (the ports ACTIVE) and every packet
+// that leaves a node's netdev is dropped for down_for.
+void drop_all(std::chrono::milliseconds down_for, Flap &f,
+	      std::chrono::steady_clock::time_point t0);
+
+// link_flap() of conn_util with the times of its steps, and with the
+// routes and neighbours of every node's netdev saved once before the run
+// (each `ip` costs seconds while the soak keeps both CPUs busy): n's
+// netdev down for down_for, up, the routes and neighbours back (IPv4
+// flushes them when a link goes down), then both ports ACTIVE.
+void flap_link(const rv::test::Node &n, std::chrono::milliseconds down_for,
+	       const std::vector<rv::test::LinkState> &saved, Flap &f,
+	       std::chrono::steady_clock::time_point t0);
+
+} // namespace rv::soak
+
+#endif // RV_SOAK_SOAK_FLAP_HPP
