@@ -32,50 +32,10 @@ top=$(cd "$here/../../../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
 . "$top/tools/testing/vm/lib.sh"
 
-ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
-soak=${RV_SOAK:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/soak/rv_soak}
-secs=${RV_SOAK_SECONDS:-30}
-flap=${RV_SOAK_FLAP:-8}
-mode=${RV_SOAK_FLAP_MODE:-link}
-procs=${RV_SOAK_PROCS:-16}
 port=${RV_SOAK_PORT:-18730}
 role=${RV_VM_ROLE:-}
-tmp=$(mktemp -d)
-
-# shellcheck disable=SC2317  # called through the trap
-cleanup() {
-	local n
-	for n in ${RV_NETDEVS:-}; do
-		tc qdisc del dev "$n" root 2>/dev/null
-		ip link set "$n" up 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-t0=$SECONDS
-elapsed() { echo "$((SECONDS - t0)) s"; }
-
-# val KEY: the value of the "KEY: value" line of the summary.
-val() {
-	sed -n "s/^$1: //p" "$tmp/out" | head -n1
-}
-
-# rdma_objects: the per-device object counts of `rdma res show`.
-rdma_objects() {
-	rdma res show 2>/dev/null | sed 's/^[0-9]*: //'
-}
-
-# The link as vm-guest left it: up, the port ACTIVE.
-links_up() {
-	local n ok=0
-	for n in ${RV_NETDEVS:-}; do
-		tc qdisc del dev "$n" root 2>/dev/null
-		ip link set "$n" up || ok=1
-	done
-	rxe_wait_active "$d0" 30 || ok=1
-	return "$ok"
-}
+# shellcheck source-path=SCRIPTDIR source=soak-lib.sh
+. "$here/soak-lib.sh"
 
 case "$role" in
 a | b) ;;
@@ -98,38 +58,9 @@ else
 fi
 name="soak, two VMs ($role): $procs processes per VM, $secs s, $what"
 tap_step "$name"
-# shellcheck disable=SC2086  # RV_SOAK_ARGS is a list of options
-timeout -k 10 $((${secs%.*} + 900)) "$soak" --two-vm "$role" --peer-ip "$RV_PEER_IP" \
-	--control-port "$port" --seconds "$secs" --procs-per-node "$procs" \
-	--flap-interval "$flap" --flap-mode "$mode" ${RV_SOAK_ARGS:-} >"$tmp/out" 2>"$tmp/err"
-rc=$?
+soak_run --two-vm "$role" --peer-ip "$RV_PEER_IP" --control-port "$port"
 rx1=$(rxe_rcvd_pkts "$d0")
-tap_diag "$(grep -v '^failure: ' "$tmp/out")"
-tap_diag "$(tail -n 100 "$tmp/err")"
-if [ "$rc" = 0 ] && grep -q '^result: ok' "$tmp/out"; then
-	tap_ok "$name: every invariant held, both VMs' numbers ($(elapsed))"
-else
-	tap_not_ok "$name: every invariant held, both VMs' numbers" "rv_soak exit $rc"
-	tap_diag "$(grep '^failure: ' "$tmp/out")"
-fi
-lost=$(val lost_completions) corrupt=$(val corrupt_bytes)
-if [ "${lost:-x}" = 0 ] && [ "${corrupt:-x}" = 0 ] && [ "$(val messages_sent)" != 0 ]; then
-	tap_ok "soak ($role): $(val messages_sent) messages, $(val bytes_verified) bytes verified: no completion lost, no byte corrupted"
-else
-	tap_not_ok "soak ($role): no completion lost, no byte corrupted" \
-		"lost_completions ${lost:-?}, corrupt_bytes ${corrupt:-?}"
-fi
-if [ "$flap" = 0 ]; then
-	tap_skip "soak ($role): link flaps recovered from" "RV_SOAK_FLAP=0"
-else
-	flaps=$(val link_flaps) rec=$(val recoveries)
-	if [ "${flaps:-0}" -gt 0 ] && [ "${rec%% *}" -gt 0 ] 2>/dev/null &&
-	   ! grep -qE '^failure: .*(flap|for good|recovered)' "$tmp/out"; then
-		tap_ok "soak ($role): $flaps link flaps of VM b, $rec connection recoveries, traffic went on"
-	else
-		tap_not_ok "soak ($role): link flaps recovered from" "link_flaps ${flaps:-?}, recoveries ${rec:-?}"
-	fi
-fi
+soak_checks "soak ($role)" "$name" ", both VMs' numbers" "link flaps of VM b"
 
 # VM a's device received VM b's writes: at least a packet per page that
 # its processes verified ("rcvd_pkts_delta: a:rxe0 N (>= P pages received)").
@@ -145,22 +76,7 @@ fi
 
 tap_check "soak ($role): $netdev up and $d0 ACTIVE after the soak" links_up
 
-# The processes are gone: their QPs, CQs, MRs and PDs go (QPs drain
-# first, so wait a little).
-after=
-for ((i = 0; i < 60; i++)); do
-	after=$(rdma_objects)
-	[ "$after" = "$before" ] && break
-	sleep 0.5
-done
-if [ "$after" = "$before" ] && ! rdma res show qp 2>/dev/null | grep -q '\[rv\]'; then
-	tap_ok "soak ($role): no rv object left in rdma res show after the processes exit"
-else
-	tap_not_ok "soak ($role): no rv object left in rdma res show after the processes exit" \
-		"before: $before
-after: $after
-$(rdma res show qp 2>&1 | grep '\[rv\]')"
-fi
+soak_objects_gone "soak ($role)" "$before"
 
 tap_check "soak ($role): rmmod rv after the soak" rv_unload
 tap_diag "soak-2vm.sh ($role): $(elapsed)"
