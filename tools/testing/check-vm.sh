@@ -8,13 +8,13 @@
 #   - one VM, two rxe nodes: module_load, ioctl (rv_vm_tests), conn
 #     (tools/testing/selftests/rv/vm-suite.sh);
 #   - one VM each, as they change the nodes: the device removed
-#     mid-traffic, the driver unloaded mid-traffic (conn-fault.sh), and the
-#     soak with packet loss (soak.sh);
+#     mid-traffic, the driver unloaded mid-traffic (conn-fault.sh);
 #   - two VMs joined by a virtual Ethernet, one rxe each: a verified
 #     transfer and the peer's module removed (conn.sh); then, each on a
-#     boot of its own, a node's link down and up mid-transfer and its
-#     address removed for less and for more than reconnect_timeout
-#     (conn-2vm-fault.sh link-flap, addr-short, addr-long).
+#     boot of its own, the soak with VM b's link flapping (soak-2vm.sh), a
+#     node's link down and up mid-transfer and its address removed for
+#     less and for more than reconnect_timeout (conn-2vm-fault.sh
+#     link-flap, addr-short, addr-long).
 # Each group first checks the bed (tools/testing/vm/bed-check): a broken
 # bed is one failure that names it. Test names start with the kernel
 # series, "[6.12] ...", and, in two VMs, the VM, "[6.12] [b] ...". One TAP
@@ -64,9 +64,10 @@ for kver in "${kvers[@]}"; do
 	series=$major.${minor%%[!0-9]*}
 	bed suite "$kver" "$series" 1200 --rxe 2 -- "$sel/vm-suite.sh"
 	for g in conn-fault:DeviceRemovedMidTraffic \
-		conn-fault:DriverUnloadedMidTraffic soak; do
+		conn-fault:DriverUnloadedMidTraffic; do
 		bed "${g#*:}" "$kver" "$series" 600 --rxe 2 -- "$sel/vm-suite.sh" "$g"
 	done
+	bed soak "$kver" "$series" 1500 --two-vm -- "$sel/vm-suite.sh" soak-2vm
 	bed two-vm "$kver" "$series" 900 --two-vm -- "$sel/vm-suite.sh" conn
 	for f in link-flap addr-short addr-long; do
 		bed "two-vm-$f" "$kver" "$series" 900 --two-vm -- \

@@ -22,10 +22,15 @@ vm=$top/tools/testing/vm
 # rv needs the IB CM; insmod does not load dependencies.
 modprobe -a crc32_generic rdma_rxe ib_uverbs ib_cm
 
-# The soak's link losses: packets dropped with the links up. Real link
-# flaps (ip link down/up) can leave soft RoCE's management QP dead for good
-# (see userspace/tests/vm/soak/README.md); `make soak` runs them on demand.
-export RV_SOAK_FLAP_MODE=${RV_SOAK_FLAP_MODE:-drop}
+# The soak's link losses. Between two VMs (soak-2vm): real link flaps (ip
+# link down/up). In one VM: packets dropped with the links up, as real
+# flaps can leave the management QP of two soft-RoCE devices in one kernel
+# dead for good (see userspace/tests/vm/soak/README.md).
+if [ -n "${RV_VM_ROLE:-}" ]; then
+	export RV_SOAK_FLAP_MODE=${RV_SOAK_FLAP_MODE:-link}
+else
+	export RV_SOAK_FLAP_MODE=${RV_SOAK_FLAP_MODE:-drop}
+fi
 
 [ "$#" -gt 0 ] || set -- module_load ioctl conn
 
