@@ -81,9 +81,10 @@ void rv_sconn_lost(struct rv_sconn *s)
  */
 void rv_sconn_connecting(struct rv_sconn *s)
 {
-	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
+	/* Armed first: a loss seen once the state is set runs it at once. */
 	if (time_before(jiffies, s->deadline))
 		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
+	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
 }
 
 static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)
