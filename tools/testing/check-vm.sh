@@ -33,8 +33,13 @@ step() { echo "# check-vm: [+$((SECONDS - t0)) s] $*" >&2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; echo "# check-vm: total $((SECONDS - t0)) s" >&2' EXIT
 
-step "building rv.ko for every kernel"
-make -s modules >/dev/null
+step "building rv.ko for every kernel, and the programs the VMs run"
+make -s modules BUILD="$build" >/dev/null
+# A stale build would test old programs against this tree's module.
+make -s userspace BUILD="$build" >"$build/userspace-build.log" 2>&1 || {
+	echo "Bail out! building userspace failed, see $build/userspace-build.log"
+	exit 1
+}
 # shellcheck disable=SC2086 # a list of series
 mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-6.1 6.12})
 
