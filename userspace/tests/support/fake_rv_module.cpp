@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 //
 // Part of the LD_PRELOAD shim (rv_fake_ioctl.so): with RV_FAKE_MODULE set,
-// an emulation of the issue-3 behaviour of rv.ko (build/issue3-contract.md)
+// an emulation of rv.ko's ATTACH (docs/attach.md), event ring and MR cache
 // for dry runs of the VM tests on a host without the module:
 //
 //   RV_DEVICE=/dev/null RV_FAKE_MAJOR=1 RV_FAKE_MINOR=7 RV_FAKE_CAPS=2

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 //
 // RV_IOCTL_ATTACH and _R5: PSM3's defaults, the values in use, and every
-// error of the validation order in build/issue3-contract.md, each leaving
+// error of the validation order in docs/attach.md, each leaving
 // no trace (the same file attaches afterwards, and gets rv_index 0 in a
 // job nobody else holds).
 #include <gtest/gtest.h>
