@@ -156,6 +156,16 @@ else
 	tap_not_ok "dmesg.txt and console.log saved, boot log passes dmesg-check"
 	show "$LOG/boot.err"
 fi
+# The crng's "init done" patches kernel text (a static key); under TCG that
+# must happen while one CPU runs (vm-run's CPU has rdrand), not later.
+crng=$(grep -n 'random: crng init done' "$LOG/boot/console.log" | head -n1 | cut -d: -f1)
+smp=$(grep -n 'smp: Bringing up secondary CPUs' "$LOG/boot/console.log" | head -n1 | cut -d: -f1)
+if [ -n "$crng" ] && [ -n "$smp" ] && [ "$crng" -lt "$smp" ]; then
+	tap_ok "the guest's crng is ready before its second CPU starts"
+else
+	tap_not_ok "the guest's crng is ready before its second CPU starts" \
+		"crng init done at console line ${crng:-none}, secondary CPUs at ${smp:-none}"
+fi
 tap_diag "boot time (vm-run start to guest userspace): ${BOOT_SECS:-?}s, whole run ${RUN1_SECS}s"
 # Every progress line says when; the last one gives the total.
 untimed=$(grep -vE '^vm-run: (\[\+[0-9]+\.[0-9]{2}s\] |total [0-9]+\.[0-9]{2} s, exit status )' "$LOG/boot.err" || true)
