@@ -463,68 +463,28 @@ static int rv_cm_event_status(const struct ib_cm_event *ev)
 	}
 }
 
-static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+/* A REJ: a final one fails the QP (1: the CM destroys the id), else -1. */
+static int rv_cm_rej(struct rv_sconn *s, const struct ib_cm_event *ev)
 {
-	struct rv_conn_get_stats_params_out *st;
-	struct rv_sconn *s = id->context;
-	int ret = 0;
+	if (!rv_cm_rej_is_final(ev))
+		return -1;
+	rv_sconn_set_cm_id(s, NULL);
+	rv_sconn_retry(s, true);
+	return 1;
+}
 
-	if (ev->event == IB_CM_REQ_RECEIVED)
-		return rv_cm_req(id, ev);
-	if (!s)
-		return 0;
+/* The peer left, or our DREQ went unanswered: the QP is lost. */
+static void rv_cm_disconnected(struct rv_sconn *s)
+{
+	s->established = false;
+	rv_sconn_lost(s);
+}
 
-	mutex_lock(&s->mutex);
-	if (s->cm_id != id) {
-		/* An id the QP gave up; it is being destroyed. */
-		mutex_unlock(&s->mutex);
-		return 0;
-	}
-	st = &s->stats;
-	trace_rv_cm_event(s, ev->event, rv_cm_event_status(ev));
-	switch (ev->event) {
-	case IB_CM_REP_RECEIVED:
-		st->rep_recv++;
-		ret = rv_cm_rep(s, id);
-		break;
-	case IB_CM_RTU_RECEIVED:
-		st->rtu_recv++;
-		ret = rv_cm_rtu(s);
-		break;
-	case IB_CM_USER_ESTABLISHED:
-		st->established++;
-		ret = rv_cm_rtu(s);
-		break;
-	case IB_CM_REJ_RECEIVED:
-		st->rej_recv++;
-		if (rv_cm_rej_is_final(ev)) {
-			rv_sconn_set_cm_id(s, NULL);
-			rv_sconn_retry(s, true);
-			mutex_unlock(&s->mutex);
-			return 1;
-		}
-		ret = -1;
-		break;
-	case IB_CM_REQ_ERROR:
-		st->req_error++;
-		ret = -1;
-		break;
-	case IB_CM_REP_ERROR:
-		st->rep_error++;
-		ret = -1;
-		break;
-	case IB_CM_DREQ_RECEIVED:
-		st->dreq_recv++;
-		if (!ib_send_cm_drep(id, NULL, 0))
-			st->drep_sent++;
-		s->established = false;
-		rv_sconn_lost(s);
-		break;
-	case IB_CM_DREQ_ERROR:
-		st->dreq_error++;
-		s->established = false;
-		rv_sconn_lost(s);
-		break;
+/* Events that only count. */
+static void rv_cm_count(struct rv_conn_get_stats_params_out *st,
+			enum ib_cm_event_type event)
+{
+	switch (event) {
 	case IB_CM_DREP_RECEIVED:
 		st->drep_recv++;
 		break;
@@ -547,13 +507,73 @@ static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		st->unexp_event++;
 		break;
 	}
-	if (ret) {
+}
+
+/*
+ * Under s->mutex, an event on the QP's current CM id. Returns 0, -1 when
+ * this attempt is over, or 1 when the id is already given up (final REJ).
+ */
+static int rv_cm_qp_event(struct rv_sconn *s, struct ib_cm_id *id,
+			  const struct ib_cm_event *ev)
+{
+	struct rv_conn_get_stats_params_out *st = &s->stats;
+
+	switch (ev->event) {
+	case IB_CM_REP_RECEIVED:
+		st->rep_recv++;
+		return rv_cm_rep(s, id);
+	case IB_CM_RTU_RECEIVED:
+		st->rtu_recv++;
+		return rv_cm_rtu(s);
+	case IB_CM_USER_ESTABLISHED:
+		st->established++;
+		return rv_cm_rtu(s);
+	case IB_CM_REJ_RECEIVED:
+		st->rej_recv++;
+		return rv_cm_rej(s, ev);
+	case IB_CM_REQ_ERROR:
+		st->req_error++;
+		return -1;
+	case IB_CM_REP_ERROR:
+		st->rep_error++;
+		return -1;
+	case IB_CM_DREQ_RECEIVED:
+		st->dreq_recv++;
+		if (!ib_send_cm_drep(id, NULL, 0))
+			st->drep_sent++;
+		rv_cm_disconnected(s);
+		return 0;
+	case IB_CM_DREQ_ERROR:
+		st->dreq_error++;
+		rv_cm_disconnected(s);
+		return 0;
+	default:
+		rv_cm_count(st, ev->event);
+		return 0;
+	}
+}
+
+static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	struct rv_sconn *s = id->context;
+	int ret = 0;
+
+	if (ev->event == IB_CM_REQ_RECEIVED)
+		return rv_cm_req(id, ev);
+	if (!s)
+		return 0;
+
+	mutex_lock(&s->mutex);
+	/* Else an id the QP gave up; it is being destroyed. */
+	if (s->cm_id == id) {
+		trace_rv_cm_event(s, ev->event, rv_cm_event_status(ev));
+		ret = rv_cm_qp_event(s, id, ev);
+	}
+	if (ret < 0) {
 		/* This attempt is over: the CM destroys the id. */
 		rv_sconn_set_cm_id(s, NULL);
-		s->established = false;
-		rv_sconn_lost(s);
-		ret = 1;
+		rv_cm_disconnected(s);
 	}
 	mutex_unlock(&s->mutex);
-	return ret;
+	return ret ? 1 : 0;
 }
