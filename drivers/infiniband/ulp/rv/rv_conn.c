@@ -449,14 +449,42 @@ void rv_conn_put(struct rv_conn *conn)
 	kref_put(&conn->kref, rv_conn_release);
 }
 
+/* Which connections a look-up considers. */
+enum rv_conn_kind {
+	RV_CONN_LOCAL,			/* by LID */
+	RV_CONN_GLOBAL,			/* by GID */
+	RV_CONN_ANY,			/* each by its own kind of address */
+};
+
 static bool rv_conn_matches(const struct rv_conn *conn,
-			    const union ib_gid *dgid, bool global, u16 dlid)
+			    const union ib_gid *dgid, u16 dlid,
+			    enum rv_conn_kind kind)
 {
-	if (conn->global != global)
+	if ((kind == RV_CONN_LOCAL && conn->global) ||
+	    (kind == RV_CONN_GLOBAL && !conn->global))
 		return false;
-	if (global)
+	if (conn->global)
 		return !memcmp(conn->dgid.raw, dgid->raw, sizeof(dgid->raw));
 	return conn->dlid == dlid;
+}
+
+/*
+ * The job's connection of @kind to @dgid or @dlid, with a reference; NULL
+ * if there is none that is not being destroyed.
+ */
+static struct rv_conn *rv_conn_get_locked(struct rv_job_dev *jdev,
+					  const union ib_gid *dgid, u16 dlid,
+					  enum rv_conn_kind kind)
+{
+	struct rv_conn *conn;
+
+	lockdep_assert_held(&jdev->conn_mutex);
+	list_for_each_entry(conn, &jdev->conns, list) {
+		if (rv_conn_matches(conn, dgid, dlid, kind) &&
+		    kref_get_unless_zero(&conn->kref))
+			return conn;
+	}
+	return NULL;
 }
 
 /*
@@ -466,18 +494,12 @@ static bool rv_conn_matches(const struct rv_conn *conn,
 struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
 				     const union ib_gid *sgid, u16 slid)
 {
-	struct rv_conn *conn, *found = NULL;
+	struct rv_conn *conn;
 
 	mutex_lock(&jdev->conn_mutex);
-	list_for_each_entry(conn, &jdev->conns, list) {
-		if (rv_conn_matches(conn, sgid, conn->global, slid) &&
-		    kref_get_unless_zero(&conn->kref)) {
-			found = conn;
-			break;
-		}
-	}
+	conn = rv_conn_get_locked(jdev, sgid, slid, RV_CONN_ANY);
 	mutex_unlock(&jdev->conn_mutex);
-	return found;
+	return conn;
 }
 
 static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
@@ -570,7 +592,7 @@ long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx)
 	struct rv_user *user = ctx->user;
 	struct rv_job_dev *jdev = user->jdev;
 	struct rv_conn_create_params p;
-	struct rv_conn *conn = NULL, *c;
+	struct rv_conn *conn;
 	union ib_gid dgid;
 	u32 handle;
 	int ret;
@@ -585,14 +607,9 @@ long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx)
 	memcpy(dgid.raw, p.in.ah.grh.dgid, sizeof(dgid.raw));
 
 	mutex_lock(&jdev->conn_mutex);
-	list_for_each_entry(c, &jdev->conns, list) {
-		if (rv_conn_matches(c, &dgid, p.in.ah.is_global,
-				    p.in.ah.dlid) &&
-		    kref_get_unless_zero(&c->kref)) {
-			conn = c;
-			break;
-		}
-	}
+	conn = rv_conn_get_locked(jdev, &dgid, p.in.ah.dlid,
+				  p.in.ah.is_global ? RV_CONN_GLOBAL :
+						      RV_CONN_LOCAL);
 	if (conn && rv_user_has_conn(user, conn)) {
 		ret = -EBUSY;
 		goto out_put;
