@@ -84,18 +84,26 @@ static void rv_job_leave(struct rv_job_dev *jdev)
 	mutex_unlock(&rv_jobs_lock);
 }
 
+/* Is @jdev's key for @port, @service_id and this job key? */
+static bool rv_job_key_matches(const struct rv_job_dev *jdev, u32 port,
+			       u64 service_id, const u8 *job_key,
+			       u8 job_key_len)
+{
+	const struct rv_job_key *k = &jdev->key;
+
+	return k->port_num == port && k->service_id == service_id &&
+	       k->job_key_len == job_key_len &&
+	       !memcmp(k->job_key, job_key, job_key_len);
+}
+
 static bool rv_job_matches(const struct rv_job_dev *jdev,
 			   const struct rv_device *dev,
 			   const struct rv_job_key *key, kuid_t uid)
 {
-	const struct rv_job_key *k = &jdev->key;
-
 	return jdev->dev == dev && uid_eq(jdev->uid, uid) &&
-	       k->port_num == key->port_num &&
-	       k->gid_index == key->gid_index &&
-	       k->service_id == key->service_id &&
-	       k->job_key_len == key->job_key_len &&
-	       !memcmp(k->job_key, key->job_key, key->job_key_len);
+	       jdev->key.gid_index == key->gid_index &&
+	       rv_job_key_matches(jdev, key->port_num, key->service_id,
+				  key->job_key, key->job_key_len);
 }
 
 static bool rv_job_agrees(const struct rv_job_params *a,
@@ -286,12 +294,9 @@ struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
 	*reason = RV_REJ_RETRY;
 	mutex_lock(&rv_jobs_lock);
 	list_for_each_entry(jdev, &rv_jobs, list) {
-		const struct rv_job_key *k = &jdev->key;
-
-		if (jdev->dev->ib_dev != ibdev || k->port_num != port ||
-		    cpu_to_be64(k->service_id) != service_id ||
-		    k->job_key_len != job_key_len ||
-		    memcmp(k->job_key, job_key, job_key_len))
+		if (jdev->dev->ib_dev != ibdev ||
+		    !rv_job_key_matches(jdev, port, be64_to_cpu(service_id),
+					job_key, job_key_len))
 			continue;
 		if (from_kuid_munged(&init_user_ns, jdev->uid) != uid) {
 			*reason = RV_REJ_UID;
