@@ -400,17 +400,28 @@ static void rv_sconn_start(struct rv_sconn *s)
 	mutex_unlock(&s->mutex);
 }
 
-static void rv_sconn_close(struct rv_sconn *s)
+/*
+ * The QP stops for good in @state, FAILED or CLOSING (one already closing
+ * stays so): its state machine is stopped, its QP drained and destroyed.
+ */
+static void rv_sconn_stop(struct rv_sconn *s, enum rv_sconn_state state)
 {
 	mutex_lock(&s->mutex);
-	if (s->state == RV_SCONN_CONNECTED)
+	/* A close counts the time connected so far. */
+	if (state == RV_SCONN_CLOSING && s->state == RV_SCONN_CONNECTED)
 		rv_stat_time(&s->stats.connected_time, NULL, s->t_connected);
-	rv_sconn_set_state(s, RV_SCONN_CLOSING);
+	if (s->state != RV_SCONN_CLOSING)
+		rv_sconn_set_state(s, state);
 	mutex_unlock(&s->mutex);
 	cancel_delayed_work_sync(&s->work);
 	mutex_lock(&s->mutex);
 	rv_sconn_reset(s);
 	mutex_unlock(&s->mutex);
+}
+
+static void rv_sconn_close(struct rv_sconn *s)
+{
+	rv_sconn_stop(s, RV_SCONN_CLOSING);
 	cancel_delayed_work_sync(&s->work);
 	rv_sconn_ctx_free(s);
 	mutex_destroy(&s->mutex);
@@ -673,18 +684,8 @@ void rv_conns_kill(struct rv_job_dev *jdev)
 		mutex_unlock(&jdev->conn_mutex);
 		if (!found)
 			break;
-		for (i = 0; i < conn->num_conn; i++) {
-			struct rv_sconn *s = &conn->sconn[i];
-
-			mutex_lock(&s->mutex);
-			if (s->state != RV_SCONN_CLOSING)
-				rv_sconn_fail(s);
-			mutex_unlock(&s->mutex);
-			cancel_delayed_work_sync(&s->work);
-			mutex_lock(&s->mutex);
-			rv_sconn_reset(s);
-			mutex_unlock(&s->mutex);
-		}
+		for (i = 0; i < conn->num_conn; i++)
+			rv_sconn_stop(&conn->sconn[i], RV_SCONN_FAILED);
 		mutex_lock(&jdev->conn_mutex);
 		if (conn->sgid_attr)
 			rdma_put_gid_attr(conn->sgid_attr);
