@@ -208,12 +208,34 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	s->stats.req_sent++;
 }
 
+/* Under s->mutex: an address resolution failed, or could not start. */
+static void rv_cm_resolve_failed(struct rv_sconn *s)
+{
+	if (s->was_connected)
+		s->stats.reresolve_fail++;
+	else
+		s->stats.resolve_fail++;
+}
+
+/* Under s->mutex: count an address resolution that ended with @status. */
+static void rv_cm_resolve_count(struct rv_sconn *s, int status)
+{
+	struct rv_conn_get_stats_params_out *st = &s->stats;
+
+	if (s->was_connected)
+		st->reresolve++;
+	else
+		st->resolve++;
+	rv_sconn_step_time(s, &st->resolve_time, &st->reresolve_time,
+			   &st->max_reresolve_time);
+	if (status)
+		rv_cm_resolve_failed(s);
+}
+
 static void rv_cm_resolved(int status, struct sockaddr *src,
 			   struct rdma_dev_addr *addr, void *context)
 {
 	struct rv_sconn *s = context;
-	struct rv_conn_get_stats_params_out *st = &s->stats;
-	u64 us;
 
 	mutex_lock(&s->mutex);
 	s->resolve_pending = false;
@@ -231,17 +253,7 @@ static void rv_cm_resolved(int status, struct sockaddr *src,
 		if (!rv_sconn_can_send(s) || attr != rv_sconn_sgid_attr(s))
 			status = -ENETUNREACH;
 	}
-	us = ktime_us_delta(ktime_get(), s->t_start);
-	if (s->was_connected) {
-		st->reresolve++;
-		st->reresolve_time += us;
-		st->max_reresolve_time = max(st->max_reresolve_time, us);
-		st->reresolve_fail += !!status;
-	} else {
-		st->resolve++;
-		st->resolve_time += us;
-		st->resolve_fail += !!status;
-	}
+	rv_cm_resolve_count(s, status);
 	if (status) {
 		rv_sconn_retry(s, false);
 		goto out;
@@ -282,10 +294,7 @@ void rv_cm_start_connect(struct rv_sconn *s)
 			      RV_RESOLVE_TIMEOUT_MS, rv_cm_resolved, true, s);
 	if (ret) {
 		s->resolve_pending = false;
-		if (s->was_connected)
-			s->stats.reresolve_fail++;
-		else
-			s->stats.resolve_fail++;
+		rv_cm_resolve_failed(s);
 		rv_sconn_retry(s, false);
 	}
 }
@@ -319,15 +328,9 @@ static int rv_cm_accept(struct rv_sconn *s, struct ib_cm_id *id,
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 	struct ib_cm_rep_param rep = {};
-	u64 us;
 
-	us = ktime_us_delta(ktime_get(), s->t_start);
-	if (s->was_connected) {
-		st->rewait_time += us;
-		st->max_rewait_time = max(st->max_rewait_time, us);
-	} else {
-		st->wait_time += us;
-	}
+	rv_sconn_step_time(s, &st->wait_time, &st->rewait_time,
+			   &st->max_rewait_time);
 	s->t_start = ktime_get();
 
 	id->context = s;

@@ -96,17 +96,28 @@ static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)
 		*max = us;
 }
 
+/*
+ * Under s->mutex: a step of connecting (waiting for a REQ, resolving,
+ * connecting) that began at s->t_start ended. Its time adds to @first,
+ * or once the QP was connected to @again and the maximum @max_again.
+ */
+void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
+			u64 *max_again)
+{
+	if (s->was_connected)
+		rv_stat_time(again, max_again, s->t_start);
+	else
+		rv_stat_time(first, NULL, s->t_start);
+}
+
 /* Under s->mutex, from the CM handler: the QP is connected. */
 void rv_sconn_established(struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 	unsigned long flags;
 
-	if (s->was_connected)
-		rv_stat_time(&st->reconnect_time, &st->max_reconnect_time,
-			     s->t_start);
-	else
-		rv_stat_time(&st->connect_time, NULL, s->t_start);
+	rv_sconn_step_time(s, &st->connect_time, &st->reconnect_time,
+			   &st->max_reconnect_time);
 	s->t_connected = ktime_get();
 	s->attempts = 0;
 	spin_lock_irqsave(&s->lock, flags);

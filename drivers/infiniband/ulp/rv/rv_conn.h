@@ -167,6 +167,8 @@ extern struct workqueue_struct *rv_wq;
 void rv_sconn_lost(struct rv_sconn *s);
 void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
 void rv_sconn_connecting(struct rv_sconn *s);
+void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
+			u64 *max_again);
 void rv_sconn_established(struct rv_sconn *s);
 void rv_sconn_retry(struct rv_sconn *s, bool hard);
 bool rv_sconn_can_send(struct rv_sconn *s);
