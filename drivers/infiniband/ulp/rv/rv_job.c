@@ -26,10 +26,6 @@ static LIST_HEAD(rv_all_jobs);		/* every job-device not yet released */
 static DEFINE_MUTEX(rv_jobs_lock);
 static u32 rv_next_job_id;		/* under rv_jobs_lock */
 
-#define RV_Q_DEPTH_MIN 16
-#define RV_Q_DEPTH_MAX 65536
-#define RV_MR_CACHE_MB_MAX 1048576
-
 /* The attach request after defaults and policy are applied. */
 struct rv_attach_req {
 	char dev_name[RV_MAX_DEV_NAME_LEN];
@@ -336,7 +332,7 @@ static int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
 	    in->cq_entries > RV_MAX_CQ_ENTRIES || in->cq_entries == 1 ||
 	    (in->q_depth && (in->q_depth < RV_Q_DEPTH_MIN ||
 			     in->q_depth > RV_Q_DEPTH_MAX)) ||
-	    in->mr_cache_size > RV_MR_CACHE_MB_MAX)
+	    in->mr_cache_size > RV_MR_CACHE_SIZE_MAX)
 		return -EINVAL;
 	if (in->reconnect_timeout && in->hb_interval &&
 	    (u64)in->reconnect_timeout * 1000 <= in->hb_interval)
