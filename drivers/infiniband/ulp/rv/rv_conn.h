@@ -46,6 +46,23 @@ enum rv_sconn_state {
 	RV_SCONN_CLOSING,
 };
 
+/*
+ * The states' names, for debugfs and tracing, as { state, "name" } pairs:
+ * RV_SCONN_STATE_NAMES(m) passes them all to the macro @m (the pairs are
+ * what the tracepoint's __print_symbolic() takes as its arguments).
+ */
+#define RV_SCONN_STATE_NAMES(m)						\
+	m({ RV_SCONN_IDLE, "idle" },					\
+	  { RV_SCONN_WAITING, "waiting" },				\
+	  { RV_SCONN_DELAY, "delay" },					\
+	  { RV_SCONN_RESOLVING, "resolving" },				\
+	  { RV_SCONN_CONNECTING, "connecting" },			\
+	  { RV_SCONN_CONNECTED, "connected" },				\
+	  { RV_SCONN_RECOVERING, "recovering" },			\
+	  { RV_SCONN_FAILED, "failed" },				\
+	  { RV_SCONN_CLOSING, "closing" })
+#define RV_SCONN_LIST(...) __VA_ARGS__
+
 /* One posted write (or the heartbeat), preallocated per QP. */
 struct rv_send_ctx {
 	struct ib_cqe cqe;
