@@ -55,12 +55,13 @@ void rv_cm_unlisten(struct rv_job_dev *jdev)
 		ib_destroy_cm_id(jdev->listen_id);
 }
 
-/* Under jdev->conn_mutex, on the first CONN_CONNECT of @conn. */
+/* On the first CONN_CONNECT of @conn. */
 int rv_cm_path_init(struct rv_conn *conn)
 {
 	struct rv_job_dev *jdev = conn->jdev;
 	const struct ib_gid_attr *attr;
 
+	lockdep_assert_held(&conn->jdev->conn_mutex);
 	attr = rdma_get_gid_attr(jdev->dev->ib_dev, jdev->key.port_num,
 				 jdev->key.gid_index);
 	if (IS_ERR(attr))
@@ -133,7 +134,7 @@ static void rv_sconn_set_cm_id(struct rv_sconn *s, struct ib_cm_id *id)
 }
 
 /*
- * Under s->mutex: take the QP's CM id away from the handler (whose
+ * Take the QP's CM id away from the handler (whose
  * events on it are ignored from now on), sending a DREQ if it was
  * connected. The caller destroys it without holding s->mutex.
  */
@@ -141,6 +142,7 @@ struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s)
 {
 	struct ib_cm_id *id = s->cm_id;
 
+	lockdep_assert_held(&s->mutex);
 	if (id && s->established && !ib_send_cm_dreq(id, NULL, 0))
 		s->stats.dreq_sent++;
 	s->established = false;
@@ -148,7 +150,7 @@ struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s)
 	return id;
 }
 
-/* Under s->mutex, state RESOLVING or DELAY: send the REQ for this QP. */
+/* State RESOLVING or DELAY: send the REQ for this QP. */
 static void rv_cm_send_req(struct rv_sconn *s)
 {
 	struct rv_conn *conn = s->conn;
@@ -158,6 +160,7 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	struct ib_cm_id *id;
 	int ret;
 
+	lockdep_assert_held(&s->mutex);
 	id = ib_create_cm_id(ibdev, rv_cm_handler, s);
 	if (IS_ERR(id)) {
 		rv_sconn_retry(s, false);
@@ -208,20 +211,22 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	s->stats.req_sent++;
 }
 
-/* Under s->mutex: an address resolution failed, or could not start. */
+/* An address resolution failed, or could not start. */
 static void rv_cm_resolve_failed(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	if (s->was_connected)
 		s->stats.reresolve_fail++;
 	else
 		s->stats.resolve_fail++;
 }
 
-/* Under s->mutex: count an address resolution that ended with @status. */
+/* Count an address resolution that ended with @status. */
 static void rv_cm_resolve_count(struct rv_sconn *s, int status)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 
+	lockdep_assert_held(&s->mutex);
 	if (s->was_connected)
 		st->reresolve++;
 	else
@@ -266,7 +271,7 @@ out:
 	mutex_unlock(&s->mutex);
 }
 
-/* Under s->mutex, state DELAY: the initiator's next attempt. */
+/* State DELAY: the initiator's next attempt. */
 void rv_cm_start_connect(struct rv_sconn *s)
 {
 	struct rv_conn *conn = s->conn;
@@ -276,6 +281,7 @@ void rv_cm_start_connect(struct rv_sconn *s)
 	} src, dst;
 	int ret;
 
+	lockdep_assert_held(&s->mutex);
 	rv_cm_build_path(s);
 	s->t_start = ktime_get();
 	if (!sa_path_is_roce(&s->path)) {
@@ -322,13 +328,14 @@ static bool rv_cm_rej_is_final(const struct ib_cm_event *ev)
 	return rv_rej_pdata_is_final(ev->private_data);
 }
 
-/* Under s->mutex: accept a REQ on this waiting QP. 0, or a REJ reason. */
+/* Accept a REQ on this waiting QP. 0, or a REJ reason. */
 static int rv_cm_accept(struct rv_sconn *s, struct ib_cm_id *id,
 			const struct ib_cm_event *ev)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 	struct ib_cm_rep_param rep = {};
 
+	lockdep_assert_held(&s->mutex);
 	rv_sconn_step_time(s, &st->wait_time, &st->rewait_time,
 			   &st->max_rewait_time);
 	s->t_start = ktime_get();
@@ -421,9 +428,10 @@ reject:
 	return 1;	/* the CM destroys the new id */
 }
 
-/* Initiator, under s->mutex: the listener accepted. */
+/* Initiator: the listener accepted. */
 static int rv_cm_rep(struct rv_sconn *s, struct ib_cm_id *id)
 {
+	lockdep_assert_held(&s->mutex);
 	if (s->state != RV_SCONN_CONNECTING)
 		return 0;
 	if (rv_qp_to_state(s, IB_QPS_INIT) || rv_qp_to_state(s, IB_QPS_RTR) ||
@@ -438,9 +446,10 @@ static int rv_cm_rep(struct rv_sconn *s, struct ib_cm_id *id)
 	return 0;
 }
 
-/* Listener, under s->mutex: RTU (or the first packet) arrived. */
+/* Listener: RTU (or the first packet) arrived. */
 static int rv_cm_rtu(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	if (s->state != RV_SCONN_CONNECTING)
 		return 0;
 	if (rv_qp_to_state(s, IB_QPS_RTS))
@@ -513,7 +522,7 @@ static void rv_cm_count(struct rv_conn_get_stats_params_out *st,
 }
 
 /*
- * Under s->mutex, an event on the QP's current CM id. Returns 0, -1 when
+ * An event on the QP's current CM id. Returns 0, -1 when
  * this attempt is over, or 1 when the id is already given up (final REJ).
  */
 static int rv_cm_qp_event(struct rv_sconn *s, struct ib_cm_id *id,
@@ -521,6 +530,7 @@ static int rv_cm_qp_event(struct rv_sconn *s, struct ib_cm_id *id,
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 
+	lockdep_assert_held(&s->mutex);
 	switch (ev->event) {
 	case IB_CM_REP_RECEIVED:
 		st->rep_recv++;

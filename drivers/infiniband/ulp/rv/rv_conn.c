@@ -74,13 +74,14 @@ void rv_sconn_lost(struct rv_sconn *s)
 }
 
 /*
- * Under s->mutex: a REQ or REP was sent. The CM reports how that ends,
+ * A REQ or REP was sent. The CM reports how that ends,
  * except when its MAD never completes (a port whose QP1 stopped sending
  * after the address went); the work then fails the QP at its deadline,
  * as it would any other attempt still unanswered by then.
  */
 void rv_sconn_connecting(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	/* Armed first: a loss seen once the state is set runs it at once. */
 	if (time_before(jiffies, s->deadline))
 		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
@@ -97,25 +98,27 @@ static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)
 }
 
 /*
- * Under s->mutex: a step of connecting (waiting for a REQ, resolving,
+ * A step of connecting (waiting for a REQ, resolving,
  * connecting) that began at s->t_start ended. Its time adds to @first,
  * or once the QP was connected to @again and the maximum @max_again.
  */
 void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
 			u64 *max_again)
 {
+	lockdep_assert_held(&s->mutex);
 	if (s->was_connected)
 		rv_stat_time(again, max_again, s->t_start);
 	else
 		rv_stat_time(first, NULL, s->t_start);
 }
 
-/* Under s->mutex, from the CM handler: the QP is connected. */
+/* From the CM handler: the QP is connected. */
 void rv_sconn_established(struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 	unsigned long flags;
 
+	lockdep_assert_held(&s->mutex);
 	rv_sconn_step_time(s, &st->connect_time, &st->reconnect_time,
 			   &st->max_reconnect_time);
 	s->t_connected = ktime_get();
@@ -136,7 +139,7 @@ static void rv_sconn_fail(struct rv_sconn *s)
 }
 
 /*
- * Under s->mutex. The initiator's connect attempt ended without a
+ * The initiator's connect attempt ended without a
  * connection: try again after a delay, unless @hard or the deadline
  * passed. The listener goes back to waiting for a REQ.
  */
@@ -144,6 +147,7 @@ void rv_sconn_retry(struct rv_sconn *s, bool hard)
 {
 	unsigned long delay;
 
+	lockdep_assert_held(&s->mutex);
 	if (s->state == RV_SCONN_CLOSING || s->state == RV_SCONN_FAILED)
 		return;
 	if (hard || time_after(jiffies, s->deadline)) {
@@ -171,6 +175,7 @@ static int rv_sconn_reset(struct rv_sconn *s)
 {
 	struct ib_cm_id *id = rv_sconn_take_cm_id(s);
 
+	lockdep_assert_held(&s->mutex);
 	mutex_unlock(&s->mutex);
 	rv_cm_cancel_resolve(s);
 	if (id)
@@ -228,7 +233,7 @@ out:
 }
 
 /*
- * Under s->mutex: can CM messages leave through the QP's port? Its link
+ * Can CM messages leave through the QP's port? Its link
  * must be up (port ACTIVE and, on RoCE, the netdev up with carrier), the
  * job's GID in the port's table and, on RoCE, its address configured
  * (not removed; when it comes back while the old entry is still
@@ -246,6 +251,7 @@ bool rv_sconn_can_send(struct rv_sconn *s)
 	const struct ib_gid_attr *attr;
 	enum ib_port_state state;
 
+	lockdep_assert_held(&s->mutex);
 	if (ib_get_cached_port_state(ibdev, jdev->key.port_num, &state) ||
 	    state != IB_PORT_ACTIVE)
 		return false;
@@ -269,12 +275,13 @@ bool rv_sconn_can_send(struct rv_sconn *s)
 	return true;
 }
 
-/* Under s->mutex: a connected or connecting QP was lost. */
+/* A connected or connecting QP was lost. */
 static void rv_sconn_recover(struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 	bool connected = s->state == RV_SCONN_CONNECTED;
 
+	lockdep_assert_held(&s->mutex);
 	rv_sconn_set_state(s, RV_SCONN_RECOVERING);
 	if (connected) {
 		rv_stat_time(&st->connected_time, NULL, s->t_connected);
@@ -293,11 +300,12 @@ static void rv_sconn_recover(struct rv_sconn *s)
 }
 
 /*
- * Under s->mutex: past its deadline the QP has failed for good (and is
+ * Past its deadline the QP has failed for good (and is
  * drained and destroyed now). Returns true then.
  */
 static bool rv_sconn_expired(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	if (!time_after(jiffies, s->deadline))
 		return false;
 	rv_sconn_fail(s);
@@ -305,9 +313,10 @@ static bool rv_sconn_expired(struct rv_sconn *s)
 	return true;
 }
 
-/* Under s->mutex, state RECOVERING: replace the QP, then connect again. */
+/* State RECOVERING: replace the QP, then connect again. */
 static void rv_sconn_rebuild(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	if (rv_sconn_expired(s))
 		return;
 	if (!rv_sconn_can_send(s)) {
@@ -374,13 +383,14 @@ static void rv_sconn_work(struct work_struct *work)
 }
 
 /*
- * Under conn->jdev->conn_mutex, on the first CONN_CONNECT, before anything
+ * On the first CONN_CONNECT, before anything
  * starts: the QP, or nothing and an errno.
  */
 static int rv_sconn_prepare(struct rv_sconn *s)
 {
 	int ret;
 
+	lockdep_assert_held(&s->conn->jdev->conn_mutex);
 	mutex_lock(&s->mutex);
 	ret = rv_qp_create(s);
 	mutex_unlock(&s->mutex);

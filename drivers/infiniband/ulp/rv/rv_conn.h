@@ -194,10 +194,11 @@ struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
 void rv_conn_put(struct rv_conn *conn);
 u32 rv_conn_timeout_s(const struct rv_conn *conn);
 
-/* Under s->mutex: the GID table entry this QP's attempts go through. */
+/* The GID table entry this QP's attempts go through. */
 static inline const struct ib_gid_attr *
 rv_sconn_sgid_attr(const struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	return s->sgid_attr ? s->sgid_attr : s->conn->sgid_attr;
 }
 

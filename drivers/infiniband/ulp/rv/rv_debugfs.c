@@ -84,7 +84,7 @@ static int rv_jobs_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(rv_jobs);
 
-/* Under s->mutex, with a reference on its connection: one QP. */
+/* With a reference on its connection: one QP. */
 static void rv_debugfs_sconn(struct seq_file *m, struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out st;
@@ -93,6 +93,7 @@ static void rv_debugfs_sconn(struct seq_file *m, struct rv_sconn *s)
 	u32 outstanding, conn_count;
 	unsigned long flags;
 
+	lockdep_assert_held(&s->mutex);
 	spin_lock_irqsave(&s->lock, flags);
 	state = s->state;
 	outstanding = s->outstanding;
