@@ -888,6 +888,20 @@ static const u16 rv_stats_max_u64[] = {
 	RV_ST(max_reconnect_time),
 };
 
+/*
+ * Every byte of the statistics is in a table above or one of the fields
+ * rv_stats_add() and rv_sconn_stats() handle apart: a field added to the
+ * uAPI struct but to no table does not build.
+ */
+static_assert(ARRAY_SIZE(rv_stats_sum_u32) * sizeof(u32) +
+	      (ARRAY_SIZE(rv_stats_sum_u64) + ARRAY_SIZE(rv_stats_max_u64)) *
+	      sizeof(u64) +
+	      sizeof_field(struct rv_conn_get_stats_params_out, index) +
+	      sizeof_field(struct rv_conn_get_stats_params_out, flags) +
+	      sizeof_field(struct rv_conn_get_stats_params_out, resv1) +
+	      sizeof_field(struct rv_conn_get_stats_params_out, resv2) ==
+	      sizeof(struct rv_conn_get_stats_params_out));
+
 static void rv_stats_add(struct rv_conn_get_stats_params_out *sum,
 			 const struct rv_conn_get_stats_params_out *one)
 {
