@@ -8,6 +8,7 @@
  * agree on its parameters. Each attached process gets the lowest free
  * rv_index that fits in the job's index_bits.
  */
+#include <kunit/visibility.h>
 #include <linux/cred.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -16,6 +17,7 @@
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
+#include "rv_job.h"
 #include "rv_trace.h"
 
 /* See the locking order in rv.h. */
@@ -25,18 +27,6 @@ static LIST_HEAD(rv_jobs);		/* jobs with members, found by key */
 static LIST_HEAD(rv_all_jobs);		/* every job-device not yet released */
 static DEFINE_MUTEX(rv_jobs_lock);
 static u32 rv_next_job_id;		/* under rv_jobs_lock */
-
-/* The attach request after defaults and policy are applied. */
-struct rv_attach_req {
-	char dev_name[RV_MAX_DEV_NAME_LEN];
-	u8 gid[16];
-	enum ib_gid_type gid_type;	/* of the GID at key.gid_index */
-	struct rv_job_key key;
-	struct rv_job_params params;
-	u32 mr_cache_mb;
-	u32 cq_entries;
-	u32 loc_addr;
-};
 
 /* Called with rv_jobs_lock held (kref_put_mutex); drops it. */
 static void rv_job_release(struct kref *kref)
@@ -307,9 +297,12 @@ struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
 	return conn;
 }
 
-/* Checks that need no device; fills @req with defaults and policy applied. */
-static int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
-			   struct rv_attach_req *req)
+/*
+ * Checks that need no device; fills @req with defaults and policy applied.
+ * Visible to the KUnit suite.
+ */
+VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
+				     bool r5, struct rv_attach_req *req)
 {
 	u8 mode = in->rdma_mode & RV_RDMA_MODE_MASK;
 
@@ -580,7 +573,3 @@ out_unlock:
 	mutex_unlock(&rf->lock);
 	return ret;
 }
-
-#if IS_ENABLED(CONFIG_INFINIBAND_RV_KUNIT_TEST)
-#include "rv_job_test.c"
-#endif

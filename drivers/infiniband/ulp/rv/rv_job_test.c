@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of ATTACH's input checks and of the defaults and admin
- * policy it applies (rv_attach_parse(), which needs no device). Included
- * at the end of rv_job.c, whose static functions it tests.
+ * policy it applies (rv_attach_parse(), which needs no device).
  */
 #include <kunit/test.h>
+#include <linux/string.h>
+
+#include "rv_job.h"
 
 /* What PSM3 sends by default (see the README). */
 static struct rv_attach_params_in rv_job_test_psm3(void)
