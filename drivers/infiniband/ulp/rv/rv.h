@@ -99,6 +99,8 @@ struct rv_params {
 
 extern struct rv_params rv_params;
 extern struct srcu_struct rv_dev_srcu;
+/* rv_main.c: every deferred step (state machines, teardown, frees). */
+extern struct workqueue_struct *rv_wq;
 
 struct rv_device {
 	struct ib_device *ib_dev;

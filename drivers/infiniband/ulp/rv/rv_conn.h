@@ -178,8 +178,6 @@ struct rv_conn {
 #define RV_STALL_MS 9000
 #define RV_STALL_MIN_KBPS 128		/* kB/s, 1 kB = 1000 B */
 
-extern struct workqueue_struct *rv_wq;
-
 /* rv_conn.c */
 void rv_sconn_lost(struct rv_sconn *s);
 void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
