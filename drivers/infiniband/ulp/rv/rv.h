@@ -78,6 +78,14 @@ struct rv_conn;
 /* Capability bits this build of the module implements. */
 #define RV_CAPS_IMPLEMENTED RV_CAP_EVICT
 
+/*
+ * Ranges that bound both the module parameters (rv_params.c) and what
+ * ATTACH accepts (rv_job.c).
+ */
+#define RV_Q_DEPTH_MIN 16
+#define RV_Q_DEPTH_MAX 65536
+#define RV_MR_CACHE_SIZE_MAX 1048576	/* MB */
+
 /* Module parameters, validated at load (rv_params.c). */
 struct rv_params {
 	unsigned int num_conn;
@@ -91,6 +99,8 @@ struct rv_params {
 
 extern struct rv_params rv_params;
 extern struct srcu_struct rv_dev_srcu;
+/* rv_main.c: every deferred step (state machines, teardown, frees). */
+extern struct workqueue_struct *rv_wq;
 
 struct rv_device {
 	struct ib_device *ib_dev;

@@ -55,12 +55,13 @@ void rv_cm_unlisten(struct rv_job_dev *jdev)
 		ib_destroy_cm_id(jdev->listen_id);
 }
 
-/* Under jdev->conn_mutex, on the first CONN_CONNECT of @conn. */
+/* On the first CONN_CONNECT of @conn. */
 int rv_cm_path_init(struct rv_conn *conn)
 {
 	struct rv_job_dev *jdev = conn->jdev;
 	const struct ib_gid_attr *attr;
 
+	lockdep_assert_held(&conn->jdev->conn_mutex);
 	attr = rdma_get_gid_attr(jdev->dev->ib_dev, jdev->key.port_num,
 				 jdev->key.gid_index);
 	if (IS_ERR(attr))
@@ -133,7 +134,7 @@ static void rv_sconn_set_cm_id(struct rv_sconn *s, struct ib_cm_id *id)
 }
 
 /*
- * Under s->mutex: take the QP's CM id away from the handler (whose
+ * Take the QP's CM id away from the handler (whose
  * events on it are ignored from now on), sending a DREQ if it was
  * connected. The caller destroys it without holding s->mutex.
  */
@@ -141,6 +142,7 @@ struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s)
 {
 	struct ib_cm_id *id = s->cm_id;
 
+	lockdep_assert_held(&s->mutex);
 	if (id && s->established && !ib_send_cm_dreq(id, NULL, 0))
 		s->stats.dreq_sent++;
 	s->established = false;
@@ -148,7 +150,7 @@ struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s)
 	return id;
 }
 
-/* Under s->mutex, state RESOLVING or DELAY: send the REQ for this QP. */
+/* State RESOLVING or DELAY: send the REQ for this QP. */
 static void rv_cm_send_req(struct rv_sconn *s)
 {
 	struct rv_conn *conn = s->conn;
@@ -158,6 +160,7 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	struct ib_cm_id *id;
 	int ret;
 
+	lockdep_assert_held(&s->mutex);
 	id = ib_create_cm_id(ibdev, rv_cm_handler, s);
 	if (IS_ERR(id)) {
 		rv_sconn_retry(s, false);
@@ -208,12 +211,36 @@ static void rv_cm_send_req(struct rv_sconn *s)
 	s->stats.req_sent++;
 }
 
+/* An address resolution failed, or could not start. */
+static void rv_cm_resolve_failed(struct rv_sconn *s)
+{
+	lockdep_assert_held(&s->mutex);
+	if (s->was_connected)
+		s->stats.reresolve_fail++;
+	else
+		s->stats.resolve_fail++;
+}
+
+/* Count an address resolution that ended with @status. */
+static void rv_cm_resolve_count(struct rv_sconn *s, int status)
+{
+	struct rv_conn_get_stats_params_out *st = &s->stats;
+
+	lockdep_assert_held(&s->mutex);
+	if (s->was_connected)
+		st->reresolve++;
+	else
+		st->resolve++;
+	rv_sconn_step_time(s, &st->resolve_time, &st->reresolve_time,
+			   &st->max_reresolve_time);
+	if (status)
+		rv_cm_resolve_failed(s);
+}
+
 static void rv_cm_resolved(int status, struct sockaddr *src,
 			   struct rdma_dev_addr *addr, void *context)
 {
 	struct rv_sconn *s = context;
-	struct rv_conn_get_stats_params_out *st = &s->stats;
-	u64 us;
 
 	mutex_lock(&s->mutex);
 	s->resolve_pending = false;
@@ -231,17 +258,7 @@ static void rv_cm_resolved(int status, struct sockaddr *src,
 		if (!rv_sconn_can_send(s) || attr != rv_sconn_sgid_attr(s))
 			status = -ENETUNREACH;
 	}
-	us = ktime_us_delta(ktime_get(), s->t_start);
-	if (s->was_connected) {
-		st->reresolve++;
-		st->reresolve_time += us;
-		st->max_reresolve_time = max(st->max_reresolve_time, us);
-		st->reresolve_fail += !!status;
-	} else {
-		st->resolve++;
-		st->resolve_time += us;
-		st->resolve_fail += !!status;
-	}
+	rv_cm_resolve_count(s, status);
 	if (status) {
 		rv_sconn_retry(s, false);
 		goto out;
@@ -254,7 +271,7 @@ out:
 	mutex_unlock(&s->mutex);
 }
 
-/* Under s->mutex, state DELAY: the initiator's next attempt. */
+/* State DELAY: the initiator's next attempt. */
 void rv_cm_start_connect(struct rv_sconn *s)
 {
 	struct rv_conn *conn = s->conn;
@@ -264,6 +281,7 @@ void rv_cm_start_connect(struct rv_sconn *s)
 	} src, dst;
 	int ret;
 
+	lockdep_assert_held(&s->mutex);
 	rv_cm_build_path(s);
 	s->t_start = ktime_get();
 	if (!sa_path_is_roce(&s->path)) {
@@ -282,10 +300,7 @@ void rv_cm_start_connect(struct rv_sconn *s)
 			      RV_RESOLVE_TIMEOUT_MS, rv_cm_resolved, true, s);
 	if (ret) {
 		s->resolve_pending = false;
-		if (s->was_connected)
-			s->stats.reresolve_fail++;
-		else
-			s->stats.resolve_fail++;
+		rv_cm_resolve_failed(s);
 		rv_sconn_retry(s, false);
 	}
 }
@@ -313,21 +328,16 @@ static bool rv_cm_rej_is_final(const struct ib_cm_event *ev)
 	return rv_rej_pdata_is_final(ev->private_data);
 }
 
-/* Under s->mutex: accept a REQ on this waiting QP. 0, or a REJ reason. */
+/* Accept a REQ on this waiting QP. 0, or a REJ reason. */
 static int rv_cm_accept(struct rv_sconn *s, struct ib_cm_id *id,
 			const struct ib_cm_event *ev)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 	struct ib_cm_rep_param rep = {};
-	u64 us;
 
-	us = ktime_us_delta(ktime_get(), s->t_start);
-	if (s->was_connected) {
-		st->rewait_time += us;
-		st->max_rewait_time = max(st->max_rewait_time, us);
-	} else {
-		st->wait_time += us;
-	}
+	lockdep_assert_held(&s->mutex);
+	rv_sconn_step_time(s, &st->wait_time, &st->rewait_time,
+			   &st->max_rewait_time);
 	s->t_start = ktime_get();
 
 	id->context = s;
@@ -418,9 +428,10 @@ reject:
 	return 1;	/* the CM destroys the new id */
 }
 
-/* Initiator, under s->mutex: the listener accepted. */
+/* Initiator: the listener accepted. */
 static int rv_cm_rep(struct rv_sconn *s, struct ib_cm_id *id)
 {
+	lockdep_assert_held(&s->mutex);
 	if (s->state != RV_SCONN_CONNECTING)
 		return 0;
 	if (rv_qp_to_state(s, IB_QPS_INIT) || rv_qp_to_state(s, IB_QPS_RTR) ||
@@ -435,9 +446,10 @@ static int rv_cm_rep(struct rv_sconn *s, struct ib_cm_id *id)
 	return 0;
 }
 
-/* Listener, under s->mutex: RTU (or the first packet) arrived. */
+/* Listener: RTU (or the first packet) arrived. */
 static int rv_cm_rtu(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	if (s->state != RV_SCONN_CONNECTING)
 		return 0;
 	if (rv_qp_to_state(s, IB_QPS_RTS))
@@ -463,68 +475,28 @@ static int rv_cm_event_status(const struct ib_cm_event *ev)
 	}
 }
 
-static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+/* A REJ: a final one fails the QP (1: the CM destroys the id), else -1. */
+static int rv_cm_rej(struct rv_sconn *s, const struct ib_cm_event *ev)
 {
-	struct rv_conn_get_stats_params_out *st;
-	struct rv_sconn *s = id->context;
-	int ret = 0;
+	if (!rv_cm_rej_is_final(ev))
+		return -1;
+	rv_sconn_set_cm_id(s, NULL);
+	rv_sconn_retry(s, true);
+	return 1;
+}
 
-	if (ev->event == IB_CM_REQ_RECEIVED)
-		return rv_cm_req(id, ev);
-	if (!s)
-		return 0;
+/* The peer left, or our DREQ went unanswered: the QP is lost. */
+static void rv_cm_disconnected(struct rv_sconn *s)
+{
+	s->established = false;
+	rv_sconn_lost(s);
+}
 
-	mutex_lock(&s->mutex);
-	if (s->cm_id != id) {
-		/* An id the QP gave up; it is being destroyed. */
-		mutex_unlock(&s->mutex);
-		return 0;
-	}
-	st = &s->stats;
-	trace_rv_cm_event(s, ev->event, rv_cm_event_status(ev));
-	switch (ev->event) {
-	case IB_CM_REP_RECEIVED:
-		st->rep_recv++;
-		ret = rv_cm_rep(s, id);
-		break;
-	case IB_CM_RTU_RECEIVED:
-		st->rtu_recv++;
-		ret = rv_cm_rtu(s);
-		break;
-	case IB_CM_USER_ESTABLISHED:
-		st->established++;
-		ret = rv_cm_rtu(s);
-		break;
-	case IB_CM_REJ_RECEIVED:
-		st->rej_recv++;
-		if (rv_cm_rej_is_final(ev)) {
-			rv_sconn_set_cm_id(s, NULL);
-			rv_sconn_retry(s, true);
-			mutex_unlock(&s->mutex);
-			return 1;
-		}
-		ret = -1;
-		break;
-	case IB_CM_REQ_ERROR:
-		st->req_error++;
-		ret = -1;
-		break;
-	case IB_CM_REP_ERROR:
-		st->rep_error++;
-		ret = -1;
-		break;
-	case IB_CM_DREQ_RECEIVED:
-		st->dreq_recv++;
-		if (!ib_send_cm_drep(id, NULL, 0))
-			st->drep_sent++;
-		s->established = false;
-		rv_sconn_lost(s);
-		break;
-	case IB_CM_DREQ_ERROR:
-		st->dreq_error++;
-		s->established = false;
-		rv_sconn_lost(s);
-		break;
+/* Events that only count. */
+static void rv_cm_count(struct rv_conn_get_stats_params_out *st,
+			enum ib_cm_event_type event)
+{
+	switch (event) {
 	case IB_CM_DREP_RECEIVED:
 		st->drep_recv++;
 		break;
@@ -547,13 +519,74 @@ static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		st->unexp_event++;
 		break;
 	}
-	if (ret) {
+}
+
+/*
+ * An event on the QP's current CM id. Returns 0, -1 when
+ * this attempt is over, or 1 when the id is already given up (final REJ).
+ */
+static int rv_cm_qp_event(struct rv_sconn *s, struct ib_cm_id *id,
+			  const struct ib_cm_event *ev)
+{
+	struct rv_conn_get_stats_params_out *st = &s->stats;
+
+	lockdep_assert_held(&s->mutex);
+	switch (ev->event) {
+	case IB_CM_REP_RECEIVED:
+		st->rep_recv++;
+		return rv_cm_rep(s, id);
+	case IB_CM_RTU_RECEIVED:
+		st->rtu_recv++;
+		return rv_cm_rtu(s);
+	case IB_CM_USER_ESTABLISHED:
+		st->established++;
+		return rv_cm_rtu(s);
+	case IB_CM_REJ_RECEIVED:
+		st->rej_recv++;
+		return rv_cm_rej(s, ev);
+	case IB_CM_REQ_ERROR:
+		st->req_error++;
+		return -1;
+	case IB_CM_REP_ERROR:
+		st->rep_error++;
+		return -1;
+	case IB_CM_DREQ_RECEIVED:
+		st->dreq_recv++;
+		if (!ib_send_cm_drep(id, NULL, 0))
+			st->drep_sent++;
+		rv_cm_disconnected(s);
+		return 0;
+	case IB_CM_DREQ_ERROR:
+		st->dreq_error++;
+		rv_cm_disconnected(s);
+		return 0;
+	default:
+		rv_cm_count(st, ev->event);
+		return 0;
+	}
+}
+
+static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	struct rv_sconn *s = id->context;
+	int ret = 0;
+
+	if (ev->event == IB_CM_REQ_RECEIVED)
+		return rv_cm_req(id, ev);
+	if (!s)
+		return 0;
+
+	mutex_lock(&s->mutex);
+	/* Else an id the QP gave up; it is being destroyed. */
+	if (s->cm_id == id) {
+		trace_rv_cm_event(s, ev->event, rv_cm_event_status(ev));
+		ret = rv_cm_qp_event(s, id, ev);
+	}
+	if (ret < 0) {
 		/* This attempt is over: the CM destroys the id. */
 		rv_sconn_set_cm_id(s, NULL);
-		s->established = false;
-		rv_sconn_lost(s);
-		ret = 1;
+		rv_cm_disconnected(s);
 	}
 	mutex_unlock(&s->mutex);
-	return ret;
+	return ret ? 1 : 0;
 }

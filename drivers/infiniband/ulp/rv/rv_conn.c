@@ -74,13 +74,14 @@ void rv_sconn_lost(struct rv_sconn *s)
 }
 
 /*
- * Under s->mutex: a REQ or REP was sent. The CM reports how that ends,
+ * A REQ or REP was sent. The CM reports how that ends,
  * except when its MAD never completes (a port whose QP1 stopped sending
  * after the address went); the work then fails the QP at its deadline,
  * as it would any other attempt still unanswered by then.
  */
 void rv_sconn_connecting(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	/* Armed first: a loss seen once the state is set runs it at once. */
 	if (time_before(jiffies, s->deadline))
 		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
@@ -96,17 +97,30 @@ static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)
 		*max = us;
 }
 
-/* Under s->mutex, from the CM handler: the QP is connected. */
+/*
+ * A step of connecting (waiting for a REQ, resolving,
+ * connecting) that began at s->t_start ended. Its time adds to @first,
+ * or once the QP was connected to @again and the maximum @max_again.
+ */
+void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
+			u64 *max_again)
+{
+	lockdep_assert_held(&s->mutex);
+	if (s->was_connected)
+		rv_stat_time(again, max_again, s->t_start);
+	else
+		rv_stat_time(first, NULL, s->t_start);
+}
+
+/* From the CM handler: the QP is connected. */
 void rv_sconn_established(struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 	unsigned long flags;
 
-	if (s->was_connected)
-		rv_stat_time(&st->reconnect_time, &st->max_reconnect_time,
-			     s->t_start);
-	else
-		rv_stat_time(&st->connect_time, NULL, s->t_start);
+	lockdep_assert_held(&s->mutex);
+	rv_sconn_step_time(s, &st->connect_time, &st->reconnect_time,
+			   &st->max_reconnect_time);
 	s->t_connected = ktime_get();
 	s->attempts = 0;
 	spin_lock_irqsave(&s->lock, flags);
@@ -125,7 +139,7 @@ static void rv_sconn_fail(struct rv_sconn *s)
 }
 
 /*
- * Under s->mutex. The initiator's connect attempt ended without a
+ * The initiator's connect attempt ended without a
  * connection: try again after a delay, unless @hard or the deadline
  * passed. The listener goes back to waiting for a REQ.
  */
@@ -133,6 +147,7 @@ void rv_sconn_retry(struct rv_sconn *s, bool hard)
 {
 	unsigned long delay;
 
+	lockdep_assert_held(&s->mutex);
 	if (s->state == RV_SCONN_CLOSING || s->state == RV_SCONN_FAILED)
 		return;
 	if (hard || time_after(jiffies, s->deadline)) {
@@ -160,6 +175,7 @@ static int rv_sconn_reset(struct rv_sconn *s)
 {
 	struct ib_cm_id *id = rv_sconn_take_cm_id(s);
 
+	lockdep_assert_held(&s->mutex);
 	mutex_unlock(&s->mutex);
 	rv_cm_cancel_resolve(s);
 	if (id)
@@ -217,7 +233,7 @@ out:
 }
 
 /*
- * Under s->mutex: can CM messages leave through the QP's port? Its link
+ * Can CM messages leave through the QP's port? Its link
  * must be up (port ACTIVE and, on RoCE, the netdev up with carrier), the
  * job's GID in the port's table and, on RoCE, its address configured
  * (not removed; when it comes back while the old entry is still
@@ -235,6 +251,7 @@ bool rv_sconn_can_send(struct rv_sconn *s)
 	const struct ib_gid_attr *attr;
 	enum ib_port_state state;
 
+	lockdep_assert_held(&s->mutex);
 	if (ib_get_cached_port_state(ibdev, jdev->key.port_num, &state) ||
 	    state != IB_PORT_ACTIVE)
 		return false;
@@ -258,12 +275,13 @@ bool rv_sconn_can_send(struct rv_sconn *s)
 	return true;
 }
 
-/* Under s->mutex: a connected or connecting QP was lost. */
+/* A connected or connecting QP was lost. */
 static void rv_sconn_recover(struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 	bool connected = s->state == RV_SCONN_CONNECTED;
 
+	lockdep_assert_held(&s->mutex);
 	rv_sconn_set_state(s, RV_SCONN_RECOVERING);
 	if (connected) {
 		rv_stat_time(&st->connected_time, NULL, s->t_connected);
@@ -282,11 +300,12 @@ static void rv_sconn_recover(struct rv_sconn *s)
 }
 
 /*
- * Under s->mutex: past its deadline the QP has failed for good (and is
+ * Past its deadline the QP has failed for good (and is
  * drained and destroyed now). Returns true then.
  */
 static bool rv_sconn_expired(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	if (!time_after(jiffies, s->deadline))
 		return false;
 	rv_sconn_fail(s);
@@ -294,9 +313,10 @@ static bool rv_sconn_expired(struct rv_sconn *s)
 	return true;
 }
 
-/* Under s->mutex, state RECOVERING: replace the QP, then connect again. */
+/* State RECOVERING: replace the QP, then connect again. */
 static void rv_sconn_rebuild(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	if (rv_sconn_expired(s))
 		return;
 	if (!rv_sconn_can_send(s)) {
@@ -363,13 +383,14 @@ static void rv_sconn_work(struct work_struct *work)
 }
 
 /*
- * Under conn->jdev->conn_mutex, on the first CONN_CONNECT, before anything
+ * On the first CONN_CONNECT, before anything
  * starts: the QP, or nothing and an errno.
  */
 static int rv_sconn_prepare(struct rv_sconn *s)
 {
 	int ret;
 
+	lockdep_assert_held(&s->conn->jdev->conn_mutex);
 	mutex_lock(&s->mutex);
 	ret = rv_qp_create(s);
 	mutex_unlock(&s->mutex);
@@ -400,17 +421,28 @@ static void rv_sconn_start(struct rv_sconn *s)
 	mutex_unlock(&s->mutex);
 }
 
-static void rv_sconn_close(struct rv_sconn *s)
+/*
+ * The QP stops for good in @state, FAILED or CLOSING (one already closing
+ * stays so): its state machine is stopped, its QP drained and destroyed.
+ */
+static void rv_sconn_stop(struct rv_sconn *s, enum rv_sconn_state state)
 {
 	mutex_lock(&s->mutex);
-	if (s->state == RV_SCONN_CONNECTED)
+	/* A close counts the time connected so far. */
+	if (state == RV_SCONN_CLOSING && s->state == RV_SCONN_CONNECTED)
 		rv_stat_time(&s->stats.connected_time, NULL, s->t_connected);
-	rv_sconn_set_state(s, RV_SCONN_CLOSING);
+	if (s->state != RV_SCONN_CLOSING)
+		rv_sconn_set_state(s, state);
 	mutex_unlock(&s->mutex);
 	cancel_delayed_work_sync(&s->work);
 	mutex_lock(&s->mutex);
 	rv_sconn_reset(s);
 	mutex_unlock(&s->mutex);
+}
+
+static void rv_sconn_close(struct rv_sconn *s)
+{
+	rv_sconn_stop(s, RV_SCONN_CLOSING);
 	cancel_delayed_work_sync(&s->work);
 	rv_sconn_ctx_free(s);
 	mutex_destroy(&s->mutex);
@@ -449,14 +481,42 @@ void rv_conn_put(struct rv_conn *conn)
 	kref_put(&conn->kref, rv_conn_release);
 }
 
+/* Which connections a look-up considers. */
+enum rv_conn_kind {
+	RV_CONN_LOCAL,			/* by LID */
+	RV_CONN_GLOBAL,			/* by GID */
+	RV_CONN_ANY,			/* each by its own kind of address */
+};
+
 static bool rv_conn_matches(const struct rv_conn *conn,
-			    const union ib_gid *dgid, bool global, u16 dlid)
+			    const union ib_gid *dgid, u16 dlid,
+			    enum rv_conn_kind kind)
 {
-	if (conn->global != global)
+	if ((kind == RV_CONN_LOCAL && conn->global) ||
+	    (kind == RV_CONN_GLOBAL && !conn->global))
 		return false;
-	if (global)
+	if (conn->global)
 		return !memcmp(conn->dgid.raw, dgid->raw, sizeof(dgid->raw));
 	return conn->dlid == dlid;
+}
+
+/*
+ * The job's connection of @kind to @dgid or @dlid, with a reference; NULL
+ * if there is none that is not being destroyed.
+ */
+static struct rv_conn *rv_conn_get_locked(struct rv_job_dev *jdev,
+					  const union ib_gid *dgid, u16 dlid,
+					  enum rv_conn_kind kind)
+{
+	struct rv_conn *conn;
+
+	lockdep_assert_held(&jdev->conn_mutex);
+	list_for_each_entry(conn, &jdev->conns, list) {
+		if (rv_conn_matches(conn, dgid, dlid, kind) &&
+		    kref_get_unless_zero(&conn->kref))
+			return conn;
+	}
+	return NULL;
 }
 
 /*
@@ -466,18 +526,12 @@ static bool rv_conn_matches(const struct rv_conn *conn,
 struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
 				     const union ib_gid *sgid, u16 slid)
 {
-	struct rv_conn *conn, *found = NULL;
+	struct rv_conn *conn;
 
 	mutex_lock(&jdev->conn_mutex);
-	list_for_each_entry(conn, &jdev->conns, list) {
-		if (rv_conn_matches(conn, sgid, conn->global, slid) &&
-		    kref_get_unless_zero(&conn->kref)) {
-			found = conn;
-			break;
-		}
-	}
+	conn = rv_conn_get_locked(jdev, sgid, slid, RV_CONN_ANY);
 	mutex_unlock(&jdev->conn_mutex);
-	return found;
+	return conn;
 }
 
 static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
@@ -570,7 +624,7 @@ long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx)
 	struct rv_user *user = ctx->user;
 	struct rv_job_dev *jdev = user->jdev;
 	struct rv_conn_create_params p;
-	struct rv_conn *conn = NULL, *c;
+	struct rv_conn *conn;
 	union ib_gid dgid;
 	u32 handle;
 	int ret;
@@ -585,14 +639,9 @@ long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx)
 	memcpy(dgid.raw, p.in.ah.grh.dgid, sizeof(dgid.raw));
 
 	mutex_lock(&jdev->conn_mutex);
-	list_for_each_entry(c, &jdev->conns, list) {
-		if (rv_conn_matches(c, &dgid, p.in.ah.is_global,
-				    p.in.ah.dlid) &&
-		    kref_get_unless_zero(&c->kref)) {
-			conn = c;
-			break;
-		}
-	}
+	conn = rv_conn_get_locked(jdev, &dgid, p.in.ah.dlid,
+				  p.in.ah.is_global ? RV_CONN_GLOBAL :
+						      RV_CONN_LOCAL);
 	if (conn && rv_user_has_conn(user, conn)) {
 		ret = -EBUSY;
 		goto out_put;
@@ -656,18 +705,8 @@ void rv_conns_kill(struct rv_job_dev *jdev)
 		mutex_unlock(&jdev->conn_mutex);
 		if (!found)
 			break;
-		for (i = 0; i < conn->num_conn; i++) {
-			struct rv_sconn *s = &conn->sconn[i];
-
-			mutex_lock(&s->mutex);
-			if (s->state != RV_SCONN_CLOSING)
-				rv_sconn_fail(s);
-			mutex_unlock(&s->mutex);
-			cancel_delayed_work_sync(&s->work);
-			mutex_lock(&s->mutex);
-			rv_sconn_reset(s);
-			mutex_unlock(&s->mutex);
-		}
+		for (i = 0; i < conn->num_conn; i++)
+			rv_sconn_stop(&conn->sconn[i], RV_SCONN_FAILED);
 		mutex_lock(&jdev->conn_mutex);
 		if (conn->sgid_attr)
 			rdma_put_gid_attr(conn->sgid_attr);
@@ -848,6 +887,20 @@ static const u16 rv_stats_max_u64[] = {
 	RV_ST(max_rewait_time), RV_ST(max_reresolve_time),
 	RV_ST(max_reconnect_time),
 };
+
+/*
+ * Every byte of the statistics is in a table above or one of the fields
+ * rv_stats_add() and rv_sconn_stats() handle apart: a field added to the
+ * uAPI struct but to no table does not build.
+ */
+static_assert(ARRAY_SIZE(rv_stats_sum_u32) * sizeof(u32) +
+	      (ARRAY_SIZE(rv_stats_sum_u64) + ARRAY_SIZE(rv_stats_max_u64)) *
+	      sizeof(u64) +
+	      sizeof_field(struct rv_conn_get_stats_params_out, index) +
+	      sizeof_field(struct rv_conn_get_stats_params_out, flags) +
+	      sizeof_field(struct rv_conn_get_stats_params_out, resv1) +
+	      sizeof_field(struct rv_conn_get_stats_params_out, resv2) ==
+	      sizeof(struct rv_conn_get_stats_params_out));
 
 static void rv_stats_add(struct rv_conn_get_stats_params_out *sum,
 			 const struct rv_conn_get_stats_params_out *one)

@@ -46,6 +46,23 @@ enum rv_sconn_state {
 	RV_SCONN_CLOSING,
 };
 
+/*
+ * The states' names, for debugfs and tracing, as { state, "name" } pairs:
+ * RV_SCONN_STATE_NAMES(m) passes them all to the macro @m (the pairs are
+ * what the tracepoint's __print_symbolic() takes as its arguments).
+ */
+#define RV_SCONN_STATE_NAMES(m)						\
+	m({ RV_SCONN_IDLE, "idle" },					\
+	  { RV_SCONN_WAITING, "waiting" },				\
+	  { RV_SCONN_DELAY, "delay" },					\
+	  { RV_SCONN_RESOLVING, "resolving" },				\
+	  { RV_SCONN_CONNECTING, "connecting" },			\
+	  { RV_SCONN_CONNECTED, "connected" },				\
+	  { RV_SCONN_RECOVERING, "recovering" },			\
+	  { RV_SCONN_FAILED, "failed" },				\
+	  { RV_SCONN_CLOSING, "closing" })
+#define RV_SCONN_LIST(...) __VA_ARGS__
+
 /* One posted write (or the heartbeat), preallocated per QP. */
 struct rv_send_ctx {
 	struct ib_cqe cqe;
@@ -161,12 +178,12 @@ struct rv_conn {
 #define RV_STALL_MS 9000
 #define RV_STALL_MIN_KBPS 128		/* kB/s, 1 kB = 1000 B */
 
-extern struct workqueue_struct *rv_wq;
-
 /* rv_conn.c */
 void rv_sconn_lost(struct rv_sconn *s);
 void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
 void rv_sconn_connecting(struct rv_sconn *s);
+void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
+			u64 *max_again);
 void rv_sconn_established(struct rv_sconn *s);
 void rv_sconn_retry(struct rv_sconn *s, bool hard);
 bool rv_sconn_can_send(struct rv_sconn *s);
@@ -175,10 +192,11 @@ struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
 void rv_conn_put(struct rv_conn *conn);
 u32 rv_conn_timeout_s(const struct rv_conn *conn);
 
-/* Under s->mutex: the GID table entry this QP's attempts go through. */
+/* The GID table entry this QP's attempts go through. */
 static inline const struct ib_gid_attr *
 rv_sconn_sgid_attr(const struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	return s->sgid_attr ? s->sgid_attr : s->conn->sgid_attr;
 }
 

@@ -14,24 +14,22 @@
 
 static struct dentry *rv_debugfs_root;
 
-static const char *const rv_sconn_state_names[] = {
-	[RV_SCONN_IDLE] = "idle",
-	[RV_SCONN_WAITING] = "waiting",
-	[RV_SCONN_DELAY] = "delay",
-	[RV_SCONN_RESOLVING] = "resolving",
-	[RV_SCONN_CONNECTING] = "connecting",
-	[RV_SCONN_CONNECTED] = "connected",
-	[RV_SCONN_RECOVERING] = "recovering",
-	[RV_SCONN_FAILED] = "failed",
-	[RV_SCONN_CLOSING] = "closing",
-};
+static const struct {
+	enum rv_sconn_state state;
+	const char *name;
+} rv_sconn_state_names[] = { RV_SCONN_STATE_NAMES(RV_SCONN_LIST) };
+
+/* Every state has its name. */
+static_assert(ARRAY_SIZE(rv_sconn_state_names) == RV_SCONN_CLOSING + 1);
 
 static const char *rv_sconn_state_name(enum rv_sconn_state state)
 {
-	if (state >= ARRAY_SIZE(rv_sconn_state_names) ||
-	    !rv_sconn_state_names[state])
-		return "unknown";
-	return rv_sconn_state_names[state];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rv_sconn_state_names); i++)
+		if (rv_sconn_state_names[i].state == state)
+			return rv_sconn_state_names[i].name;
+	return "unknown";
 }
 
 static void rv_debugfs_device(struct rv_device *dev, void *arg)
@@ -86,7 +84,7 @@ static int rv_jobs_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(rv_jobs);
 
-/* Under s->mutex, with a reference on its connection: one QP. */
+/* With a reference on its connection: one QP. */
 static void rv_debugfs_sconn(struct seq_file *m, struct rv_sconn *s)
 {
 	struct rv_conn_get_stats_params_out st;
@@ -95,6 +93,7 @@ static void rv_debugfs_sconn(struct seq_file *m, struct rv_sconn *s)
 	u32 outstanding, conn_count;
 	unsigned long flags;
 
+	lockdep_assert_held(&s->mutex);
 	spin_lock_irqsave(&s->lock, flags);
 	state = s->state;
 	outstanding = s->outstanding;

@@ -8,6 +8,7 @@
  * agree on its parameters. Each attached process gets the lowest free
  * rv_index that fits in the job's index_bits.
  */
+#include <kunit/visibility.h>
 #include <linux/cred.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -16,6 +17,7 @@
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
+#include "rv_job.h"
 #include "rv_trace.h"
 
 /* See the locking order in rv.h. */
@@ -25,22 +27,6 @@ static LIST_HEAD(rv_jobs);		/* jobs with members, found by key */
 static LIST_HEAD(rv_all_jobs);		/* every job-device not yet released */
 static DEFINE_MUTEX(rv_jobs_lock);
 static u32 rv_next_job_id;		/* under rv_jobs_lock */
-
-#define RV_Q_DEPTH_MIN 16
-#define RV_Q_DEPTH_MAX 65536
-#define RV_MR_CACHE_MB_MAX 1048576
-
-/* The attach request after defaults and policy are applied. */
-struct rv_attach_req {
-	char dev_name[RV_MAX_DEV_NAME_LEN];
-	u8 gid[16];
-	enum ib_gid_type gid_type;	/* of the GID at key.gid_index */
-	struct rv_job_key key;
-	struct rv_job_params params;
-	u32 mr_cache_mb;
-	u32 cq_entries;
-	u32 loc_addr;
-};
 
 /* Called with rv_jobs_lock held (kref_put_mutex); drops it. */
 static void rv_job_release(struct kref *kref)
@@ -84,18 +70,26 @@ static void rv_job_leave(struct rv_job_dev *jdev)
 	mutex_unlock(&rv_jobs_lock);
 }
 
+/* Is @jdev's key for @port, @service_id and this job key? */
+static bool rv_job_key_matches(const struct rv_job_dev *jdev, u32 port,
+			       u64 service_id, const u8 *job_key,
+			       u8 job_key_len)
+{
+	const struct rv_job_key *k = &jdev->key;
+
+	return k->port_num == port && k->service_id == service_id &&
+	       k->job_key_len == job_key_len &&
+	       !memcmp(k->job_key, job_key, job_key_len);
+}
+
 static bool rv_job_matches(const struct rv_job_dev *jdev,
 			   const struct rv_device *dev,
 			   const struct rv_job_key *key, kuid_t uid)
 {
-	const struct rv_job_key *k = &jdev->key;
-
 	return jdev->dev == dev && uid_eq(jdev->uid, uid) &&
-	       k->port_num == key->port_num &&
-	       k->gid_index == key->gid_index &&
-	       k->service_id == key->service_id &&
-	       k->job_key_len == key->job_key_len &&
-	       !memcmp(k->job_key, key->job_key, key->job_key_len);
+	       jdev->key.gid_index == key->gid_index &&
+	       rv_job_key_matches(jdev, key->port_num, key->service_id,
+				  key->job_key, key->job_key_len);
 }
 
 static bool rv_job_agrees(const struct rv_job_params *a,
@@ -286,12 +280,9 @@ struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
 	*reason = RV_REJ_RETRY;
 	mutex_lock(&rv_jobs_lock);
 	list_for_each_entry(jdev, &rv_jobs, list) {
-		const struct rv_job_key *k = &jdev->key;
-
-		if (jdev->dev->ib_dev != ibdev || k->port_num != port ||
-		    cpu_to_be64(k->service_id) != service_id ||
-		    k->job_key_len != job_key_len ||
-		    memcmp(k->job_key, job_key, job_key_len))
+		if (jdev->dev->ib_dev != ibdev ||
+		    !rv_job_key_matches(jdev, port, be64_to_cpu(service_id),
+					job_key, job_key_len))
 			continue;
 		if (from_kuid_munged(&init_user_ns, jdev->uid) != uid) {
 			*reason = RV_REJ_UID;
@@ -306,9 +297,12 @@ struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
 	return conn;
 }
 
-/* Checks that need no device; fills @req with defaults and policy applied. */
-static int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
-			   struct rv_attach_req *req)
+/*
+ * Checks that need no device; fills @req with defaults and policy applied.
+ * Visible to the KUnit suite.
+ */
+VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
+				     bool r5, struct rv_attach_req *req)
 {
 	u8 mode = in->rdma_mode & RV_RDMA_MODE_MASK;
 
@@ -331,7 +325,7 @@ static int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
 	    in->cq_entries > RV_MAX_CQ_ENTRIES || in->cq_entries == 1 ||
 	    (in->q_depth && (in->q_depth < RV_Q_DEPTH_MIN ||
 			     in->q_depth > RV_Q_DEPTH_MAX)) ||
-	    in->mr_cache_size > RV_MR_CACHE_MB_MAX)
+	    in->mr_cache_size > RV_MR_CACHE_SIZE_MAX)
 		return -EINVAL;
 	if (in->reconnect_timeout && in->hb_interval &&
 	    (u64)in->reconnect_timeout * 1000 <= in->hb_interval)
@@ -431,19 +425,121 @@ void rv_user_release(struct rv_user *user)
 	rv_user_put(user);
 }
 
-long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
+/* ATTACH's request checked, its device found: the job to join, or ERR_PTR. */
+static struct rv_job_dev *rv_attach_job(const struct rv_attach_params_in *in,
+					bool r5, struct rv_attach_req *req)
 {
-	void __user *uarg = ctx->uarg;
-	struct rv_file *rf = ctx->rf;
-	struct rv_attach_params p = {};
-	struct rv_attach_req req = {};
-	struct rv_job_dev *jdev;
 	struct rv_device *dev;
+	int ret;
+
+	ret = rv_attach_parse(in, r5, req);
+	if (ret)
+		return ERR_PTR(ret);
+	dev = rv_device_get_by_name(req->dev_name);
+	if (!dev)
+		return ERR_PTR(-ENODEV);
+	ret = rv_attach_check_port(dev, req);
+	if (ret) {
+		rv_device_put(dev);
+		return ERR_PTR(ret);
+	}
+	return rv_job_get(dev, req);
+}
+
+/*
+ * The calling process as a new user of @jdev: its rv_index reserved, its
+ * ring and MR cache set up, not yet visible. Or ERR_PTR.
+ */
+static struct rv_user *rv_user_create(struct rv_job_dev *jdev,
+				      const struct rv_attach_req *req,
+				      u32 abi_version)
+{
 	struct rv_user *user;
 	u32 index;
 	int ret;
 
-	if (copy_from_user(&p, uarg, _IOC_SIZE(ctx->cmd)))
+	user = kzalloc(sizeof(*user), GFP_KERNEL);
+	if (!user)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&user->kref);
+	INIT_WORK(&user->free_work, rv_user_free);
+	xa_init_flags(&user->conns, XA_FLAGS_ALLOC1);
+	user->jdev = jdev;
+	user->tgid = current->tgid;
+	user->mm = current->mm;
+	user->mr_cache_mb = req->mr_cache_mb;
+	user->max_fmr_size = min_t(u64, (u64)req->mr_cache_mb << 20,
+				   jdev->dev->ib_dev->attrs.max_mr_size);
+
+	/* Reserve the index; the user is stored once complete. */
+	ret = xa_alloc(&jdev->users, &index, NULL,
+		       XA_LIMIT(0, (1U << req->params.index_bits) - 1),
+		       GFP_KERNEL);
+	if (ret) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto err_free;
+	}
+	user->rv_index = index;
+	ret = rv_ring_init(&user->ring, req->cq_entries, abi_version);
+	if (ret)
+		goto err_erase;
+	ret = rv_mr_user_init(user);
+	if (ret)
+		goto err_ring;
+	return user;
+
+err_ring:
+	rv_ring_free(&user->ring);
+err_erase:
+	xa_erase(&jdev->users, index);
+err_free:
+	kfree(user);
+	return ERR_PTR(ret);
+}
+
+/* Undo rv_user_create() of a user never published. */
+static void rv_user_destroy(struct rv_user *user)
+{
+	rv_mr_user_exit(user);
+	rv_ring_free(&user->ring);
+	xa_erase(&user->jdev->users, user->rv_index);
+	kfree(user);
+}
+
+/*
+ * Tell the process what it got, then make the user visible to the job
+ * and the file. Fails only before anything is visible.
+ */
+static int rv_user_publish(struct rv_file *rf, struct rv_user *user,
+			   const struct rv_attach_req *req, void __user *uarg)
+{
+	struct rv_attach_params_out out = {
+		.rv_index = user->rv_index,
+		.mr_cache_size = req->mr_cache_mb,
+		.q_depth = req->params.q_depth,
+		.reconnect_timeout = req->params.reconnect_timeout,
+		.max_fmr_size = user->max_fmr_size,
+	};
+
+	if (copy_to_user(uarg, &out, sizeof(out)))
+		return -EFAULT;
+	mmgrab(user->mm);
+	xa_store(&user->jdev->users, user->rv_index, user, GFP_KERNEL);
+	/* Readers of rf->user take no lock: publish a complete user. */
+	smp_store_release(&rf->user, user);
+	return 0;
+}
+
+long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_file *rf = ctx->rf;
+	struct rv_attach_params p = {};
+	struct rv_attach_req req = {};
+	struct rv_job_dev *jdev;
+	struct rv_user *user;
+	int ret;
+
+	if (copy_from_user(&p, ctx->uarg, _IOC_SIZE(ctx->cmd)))
 		return -EFAULT;
 
 	mutex_lock(&rf->lock);
@@ -451,84 +547,25 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
-	ret = rv_attach_parse(&p.in, ctx->cmd == RV_IOCTL_ATTACH_R5, &req);
-	if (ret)
-		goto out_unlock;
-
-	dev = rv_device_get_by_name(req.dev_name);
-	if (!dev) {
-		ret = -ENODEV;
-		goto out_unlock;
-	}
-	ret = rv_attach_check_port(dev, &req);
-	if (ret) {
-		rv_device_put(dev);
-		goto out_unlock;
-	}
-	jdev = rv_job_get(dev, &req);
+	jdev = rv_attach_job(&p.in, ctx->cmd == RV_IOCTL_ATTACH_R5, &req);
 	if (IS_ERR(jdev)) {
 		ret = PTR_ERR(jdev);
 		goto out_unlock;
 	}
-
-	user = kzalloc(sizeof(*user), GFP_KERNEL);
-	if (!user) {
-		ret = -ENOMEM;
+	user = rv_user_create(jdev, &req, rf->abi_version);
+	if (IS_ERR(user)) {
+		ret = PTR_ERR(user);
 		goto out_put_job;
 	}
-	kref_init(&user->kref);
-	INIT_WORK(&user->free_work, rv_user_free);
-	xa_init_flags(&user->conns, XA_FLAGS_ALLOC1);
-	user->jdev = jdev;
-	user->tgid = current->tgid;
-	user->mm = current->mm;
-	user->mr_cache_mb = req.mr_cache_mb;
-	user->max_fmr_size = min_t(u64, (u64)req.mr_cache_mb << 20,
-				   dev->ib_dev->attrs.max_mr_size);
-
-	/* Reserve the index; the user is stored once complete. */
-	ret = xa_alloc(&jdev->users, &index, NULL,
-		       XA_LIMIT(0, (1U << req.params.index_bits) - 1), GFP_KERNEL);
+	ret = rv_user_publish(rf, user, &req, ctx->uarg);
 	if (ret) {
-		ret = ret == -EBUSY ? -ENOSPC : ret;
-		goto out_free_user;
+		rv_user_destroy(user);
+		goto out_put_job;
 	}
-	user->rv_index = index;
-
-	ret = rv_ring_init(&user->ring, req.cq_entries, rf->abi_version);
-	if (ret)
-		goto out_erase;
-	ret = rv_mr_user_init(user);
-	if (ret)
-		goto out_ring;
-
-	memset(&p.out, 0, sizeof(p.out));
-	p.out.rv_index = index;
-	p.out.mr_cache_size = req.mr_cache_mb;
-	p.out.q_depth = req.params.q_depth;
-	p.out.reconnect_timeout = req.params.reconnect_timeout;
-	p.out.max_fmr_size = user->max_fmr_size;
-	if (copy_to_user(uarg, &p.out, sizeof(p.out))) {
-		ret = -EFAULT;
-		goto out_mr;
-	}
-
-	mmgrab(user->mm);
-	xa_store(&jdev->users, index, user, GFP_KERNEL);
-	/* Readers of rf->user take no lock: publish a complete user. */
-	smp_store_release(&rf->user, user);
 	mutex_unlock(&rf->lock);
 	trace_rv_attach(user);
 	return 0;
 
-out_mr:
-	rv_mr_user_exit(user);
-out_ring:
-	rv_ring_free(&user->ring);
-out_erase:
-	xa_erase(&jdev->users, index);
-out_free_user:
-	kfree(user);
 out_put_job:
 	rv_job_leave(jdev);
 	rv_job_put(jdev);
@@ -536,7 +573,3 @@ out_unlock:
 	mutex_unlock(&rf->lock);
 	return ret;
 }
-
-#if IS_ENABLED(CONFIG_INFINIBAND_RV_KUNIT_TEST)
-#include "rv_job_test.c"
-#endif

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of ATTACH's input checks and of the defaults and admin
- * policy it applies (rv_attach_parse(), which needs no device). Included
- * at the end of rv_job.c, whose static functions it tests.
+ * policy it applies (rv_attach_parse(), which needs no device).
  */
 #include <kunit/test.h>
+#include <linux/string.h>
+
+#include "rv_job.h"
 
 /* What PSM3 sends by default (see the README). */
 static struct rv_attach_params_in rv_job_test_psm3(void)
@@ -69,8 +71,8 @@ RV_JOB_CHANGE(rv_job_q_min, in->q_depth = RV_Q_DEPTH_MIN)
 RV_JOB_CHANGE(rv_job_q_min1, in->q_depth = RV_Q_DEPTH_MIN - 1)
 RV_JOB_CHANGE(rv_job_q_max, in->q_depth = RV_Q_DEPTH_MAX)
 RV_JOB_CHANGE(rv_job_q_max1, in->q_depth = RV_Q_DEPTH_MAX + 1)
-RV_JOB_CHANGE(rv_job_cache_max, in->mr_cache_size = RV_MR_CACHE_MB_MAX)
-RV_JOB_CHANGE(rv_job_cache_max1, in->mr_cache_size = RV_MR_CACHE_MB_MAX + 1)
+RV_JOB_CHANGE(rv_job_cache_max, in->mr_cache_size = RV_MR_CACHE_SIZE_MAX)
+RV_JOB_CHANGE(rv_job_cache_max1, in->mr_cache_size = RV_MR_CACHE_SIZE_MAX + 1)
 RV_JOB_CHANGE(rv_job_hb_equal, in->reconnect_timeout = 1;
 	      in->hb_interval = 1000)
 RV_JOB_CHANGE(rv_job_hb_below, in->reconnect_timeout = 1;

@@ -7,8 +7,9 @@
  * Each cached MR is registered with ib_reg_user_mr() in the job's PD and
  * watched by its own mmu_interval_notifier. An invalidation of any part
  * of its range takes it out of the cache at once; the MR itself is
- * deregistered later by a work item, where sleeping is allowed and the
- * notifier can be removed (it cannot be removed from its own callback).
+ * deregistered later by a work item on rv_wq, where sleeping is allowed
+ * and the notifier can be removed (it cannot be removed from its own
+ * callback).
  */
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
@@ -63,7 +64,7 @@ static bool rv_mr_invalidate(struct mmu_interval_notifier *mni,
 					     range->end, &user->zombies);
 	spin_unlock_irqrestore(&user->cache.lock, flags);
 	if (dead)
-		schedule_work(&user->zombie_work);
+		queue_work(rv_wq, &user->zombie_work);
 	return true;
 }
 
@@ -175,7 +176,7 @@ u32 rv_mr_lkey(struct rv_mr_entry *e)
 void rv_mr_put_io(struct rv_user *user, struct rv_mr_entry *e)
 {
 	if (rv_mr_cache_put_io(&user->cache, e, &user->zombies))
-		schedule_work(&user->zombie_work);
+		queue_work(rv_wq, &user->zombie_work);
 }
 
 int rv_mr_user_init(struct rv_user *user)

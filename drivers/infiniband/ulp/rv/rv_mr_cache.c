@@ -233,17 +233,17 @@ static bool rv_mr_make_room(struct rv_mr_cache *cache, u64 len,
 	return true;
 }
 
-struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
-				    u64 len, u32 access)
+/*
+ * REG_MEM's look-up, under cache->lock: a live entry (a hit, with a new
+ * user reference), ERR_PTR(-ENOMEM) if there is no room for a new one
+ * (full), or NULL once room is made, the evicted entries on @dead.
+ */
+static struct rv_mr_entry *rv_mr_lookup(struct rv_mr_cache *cache, u64 addr,
+					u64 len, u32 access,
+					struct list_head *dead)
 {
 	struct rv_mr_entry *e;
 	unsigned long flags;
-	LIST_HEAD(dead);
-	u32 handle;
-	int ret;
-
-	if (rv_mr_bad_range(addr, len))
-		return ERR_PTR(-EINVAL);
 
 	spin_lock_irqsave(&cache->lock, flags);
 	e = rv_mr_find(cache, addr, len, access);
@@ -252,30 +252,25 @@ struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
 		rv_mr_ref_taken(cache, e);
 		cache->stats.hit++;
 		rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
-		spin_unlock_irqrestore(&cache->lock, flags);
-		return e;
-	}
-	if (!rv_mr_make_room(cache, len, &dead)) {
+	} else if (!rv_mr_make_room(cache, len, dead)) {
 		cache->stats.full++;
 		trace_rv_mr_cache(cache, addr, len, access, RV_MR_TRACE_FULL);
-		spin_unlock_irqrestore(&cache->lock, flags);
-		return ERR_PTR(-ENOMEM);
+		e = ERR_PTR(-ENOMEM);
 	}
 	spin_unlock_irqrestore(&cache->lock, flags);
+	return e;
+}
 
-	/*
-	 * Unlocked from here until the insert. Only a miss adds bytes to the
-	 * cache, and misses are serialised by the caller, so what runs
-	 * meanwhile (invalidation, put_io, dereg, EVICT) can only shrink it:
-	 * the room made above is still there at the insert.
-	 */
-	rv_mr_cache_destroy_list(cache, &dead);
+/* A new entry for [addr, addr + len), its handle reserved; or ERR_PTR. */
+static struct rv_mr_entry *rv_mr_new(struct rv_mr_cache *cache, u64 addr,
+				     u64 len, u32 access)
+{
+	struct rv_mr_entry *e = cache->ops->alloc(cache);
+	u32 handle;
+	int ret;
 
-	e = cache->ops->alloc(cache);
-	if (!e) {
-		ret = -ENOMEM;
-		goto fail;
-	}
+	if (!e)
+		return ERR_PTR(-ENOMEM);
 	e->addr = addr;
 	e->len = len;
 	e->access = access;
@@ -291,47 +286,81 @@ struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
 	ret = xa_alloc_cyclic_irq(&cache->handles, &handle, NULL,
 				  XA_LIMIT(1, U32_MAX), &cache->next_handle,
 				  GFP_KERNEL);
-	if (ret < 0)
-		goto fail_free;
-	e->handle = handle;
-
-	ret = cache->ops->reg(cache, e);
-	if (ret)
-		goto fail_handle;
-
-	spin_lock_irqsave(&cache->lock, flags);
-	if (cache->ops->valid && !cache->ops->valid(cache, e)) {
-		cache->stats.failed++;
-		spin_unlock_irqrestore(&cache->lock, flags);
-		xa_erase_irq(&cache->handles, handle);
-		cache->ops->dereg(cache, e);
-		cache->ops->free(cache, e);
-		return ERR_PTR(-EAGAIN);
-	}
-	WARN_ON_ONCE(cache->stats.cache_size + len > cache->limit);
-	xa_lock(&cache->handles);
-	ret = xa_err(__xa_store(&cache->handles, handle, e, GFP_ATOMIC));
-	xa_unlock(&cache->handles);
-	if (WARN_ON_ONCE(ret)) {
-		cache->stats.failed++;
-		spin_unlock_irqrestore(&cache->lock, flags);
-		xa_erase_irq(&cache->handles, handle);
-		cache->ops->dereg(cache, e);
+	if (ret < 0) {
 		cache->ops->free(cache, e);
 		return ERR_PTR(ret);
 	}
+	e->handle = handle;
+	return e;
+}
+
+/*
+ * Insert the registered entry @e (a miss, with a user reference), unless
+ * its range was invalidated while it was being registered (-EAGAIN).
+ */
+static int rv_mr_insert(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+{
+	unsigned long flags;
+	int ret = -EAGAIN;
+
+	spin_lock_irqsave(&cache->lock, flags);
+	if (cache->ops->valid && !cache->ops->valid(cache, e))
+		goto out;
+	WARN_ON_ONCE(cache->stats.cache_size + e->len > cache->limit);
+	xa_lock(&cache->handles);
+	ret = xa_err(__xa_store(&cache->handles, e->handle, e, GFP_ATOMIC));
+	xa_unlock(&cache->handles);
+	if (WARN_ON_ONCE(ret))
+		goto out;
 	interval_tree_insert(&e->it, &cache->tree);
 	rv_mr_account_add(cache, e);
 	e->user_refs = 1;
 	rv_mr_ref_taken(cache, e);
 	cache->stats.miss++;
 	rv_mr_trace(cache, e, RV_MR_TRACE_MISS);
+out:
 	spin_unlock_irqrestore(&cache->lock, flags);
+	return ret;
+}
+
+struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
+				    u64 len, u32 access)
+{
+	struct rv_mr_entry *e;
+	unsigned long flags;
+	LIST_HEAD(dead);
+	int ret;
+
+	if (rv_mr_bad_range(addr, len))
+		return ERR_PTR(-EINVAL);
+	e = rv_mr_lookup(cache, addr, len, access, &dead);
+	if (e)
+		return e;
+
+	/*
+	 * Unlocked from here until the insert. Only a miss adds bytes to the
+	 * cache, and misses are serialised by the caller, so what runs
+	 * meanwhile (invalidation, put_io, dereg, EVICT) can only shrink it:
+	 * the room made above is still there at the insert.
+	 */
+	rv_mr_cache_destroy_list(cache, &dead);
+	e = rv_mr_new(cache, addr, len, access);
+	if (IS_ERR(e)) {
+		ret = PTR_ERR(e);
+		goto fail;
+	}
+	ret = cache->ops->reg(cache, e);
+	if (ret)
+		goto fail_free;
+	ret = rv_mr_insert(cache, e);
+	if (ret)
+		goto fail_dereg;
 	return e;
 
-fail_handle:
-	xa_erase_irq(&cache->handles, handle);
+fail_dereg:
+	cache->ops->dereg(cache, e);
 fail_free:
+	xa_erase_irq(&cache->handles, e->handle);
 	cache->ops->free(cache, e);
 fail:
 	spin_lock_irqsave(&cache->lock, flags);

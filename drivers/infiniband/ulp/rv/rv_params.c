@@ -11,18 +11,16 @@
 #include "rv.h"
 
 /*
- * Defaults and ranges. The descriptions modinfo shows are built from the
- * same values: "what (unit, min..max, default N)".
+ * Defaults and ranges (those ATTACH shares are in rv.h). The descriptions
+ * modinfo shows are built from the same values: "what (unit, min..max,
+ * default N)".
  */
 #define RV_NUM_CONN_DEF			4
 #define RV_NUM_CONN_MIN			1
 #define RV_Q_DEPTH_DEF			4000
-#define RV_Q_DEPTH_MIN			16
-#define RV_Q_DEPTH_MAX			65536
 #define RV_MR_CACHE_SIZE_DEF		256
 #define RV_MR_CACHE_SIZE_GPU_DEF	1024
 #define RV_MR_CACHE_SIZE_MIN		1
-#define RV_MR_CACHE_SIZE_MAX		1048576
 #define RV_MIN_HB_INTERVAL_DEF		100
 #define RV_MIN_HB_INTERVAL_MAX		60000
 #define RV_MAX_RECONNECT_TIMEOUT_DEF	300

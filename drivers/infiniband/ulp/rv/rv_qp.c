@@ -99,7 +99,7 @@ static void rv_qp_event(struct ib_event *ev, void *context)
 	}
 }
 
-/* Under s->mutex: a new QP and CQ in RESET; nothing is posted yet. */
+/* A new QP and CQ in RESET; nothing is posted yet. */
 int rv_qp_create(struct rv_sconn *s)
 {
 	struct rv_job_dev *jdev = s->conn->jdev;
@@ -109,6 +109,7 @@ int rv_qp_create(struct rv_sconn *s)
 	struct ib_qp *qp;
 	int ncqe = s->sq_depth + 2 + s->rq_depth + 1;
 
+	lockdep_assert_held(&s->mutex);
 	cq = ib_alloc_cq(ibdev, s, ncqe, s->index % ibdev->num_comp_vectors,
 			 IB_POLL_WORKQUEUE);
 	if (IS_ERR(cq))
@@ -141,11 +142,12 @@ int rv_qp_create(struct rv_sconn *s)
 }
 
 /*
- * Under s->mutex. Flush whatever the QP holds (each write completes, with
+ * Flush whatever the QP holds (each write completes, with
  * an error status if it had not), then free it and its CQ.
  */
 void rv_qp_destroy(struct rv_sconn *s)
 {
+	lockdep_assert_held(&s->mutex);
 	if (!s->qp)
 		return;
 	/* A QP still in RESET holds nothing and cannot move to ERR. */
@@ -167,13 +169,14 @@ static int rv_post_recv(struct rv_recv_ctx *rc)
 	return ib_post_recv(rc->sconn->qp, &wr, NULL);
 }
 
-/* Under s->mutex: move the QP to @state with the CM's attributes. */
+/* Move the QP to @state with the CM's attributes. */
 int rv_qp_to_state(struct rv_sconn *s, enum ib_qp_state state)
 {
 	struct ib_qp_attr attr = { .qp_state = state };
 	int mask, ret;
 	u32 i;
 
+	lockdep_assert_held(&s->mutex);
 	ret = ib_cm_init_qp_attr(s->cm_id, &attr, &mask);
 	if (ret)
 		return ret;
@@ -333,7 +336,10 @@ static void rv_hb_done(struct ib_cq *cq, struct ib_wc *wc)
 		rv_sconn_lost(s);
 }
 
-/* Under s->mutex, on (re)establishment. */
+/*
+ * On (re)establishment, under s->mutex, and from the heartbeat tick,
+ * without it: (re)arm the tick.
+ */
 void rv_hb_start(struct rv_sconn *s)
 {
 	unsigned int ms = s->conn->jdev->params.hb_interval;
@@ -343,7 +349,7 @@ void rv_hb_start(struct rv_sconn *s)
 }
 
 /*
- * Under s->lock, on a heartbeat tick of @ms: has the send side made no
+ * On a heartbeat tick of @ms: has the send side made no
  * progress for too long while it had work (see RV_STALL_MS)? The
  * transport should give up on an unanswered send by itself (retry_count
  * local ACK timeouts), but soft RoCE can leave a QP whose sends neither
@@ -358,6 +364,7 @@ static bool rv_sconn_stalled(struct rv_sconn *s, unsigned int ms)
 	struct rv_send_ctx *oldest;
 	u32 limit = RV_STALL_MS;
 
+	lockdep_assert_held(&s->lock);
 	s->rx_seen = false;
 	if ((!s->outstanding && !s->hb_busy) || done != s->hb_done) {
 		s->hb_done = done;

@@ -25,16 +25,9 @@ TRACE_DEFINE_ENUM(RV_SCONN_RECOVERING);
 TRACE_DEFINE_ENUM(RV_SCONN_FAILED);
 TRACE_DEFINE_ENUM(RV_SCONN_CLOSING);
 
+/* The names are rv_conn.h's, which debugfs shows too. */
 #define rv_show_sconn_state(x)						\
-	__print_symbolic(x, { RV_SCONN_IDLE, "idle" },			\
-			 { RV_SCONN_WAITING, "waiting" },		\
-			 { RV_SCONN_DELAY, "delay" },			\
-			 { RV_SCONN_RESOLVING, "resolving" },		\
-			 { RV_SCONN_CONNECTING, "connecting" },		\
-			 { RV_SCONN_CONNECTED, "connected" },		\
-			 { RV_SCONN_RECOVERING, "recovering" },		\
-			 { RV_SCONN_FAILED, "failed" },			\
-			 { RV_SCONN_CLOSING, "closing" })
+	__print_symbolic(x, RV_SCONN_STATE_NAMES(RV_SCONN_LIST))
 
 TRACE_DEFINE_ENUM(RV_MR_TRACE_HIT);
 TRACE_DEFINE_ENUM(RV_MR_TRACE_MISS);

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ATTACH's request once checked, for rv_job.c and its KUnit suite
+ * (rv_job_test.c).
+ */
+#ifndef RV_JOB_H
+#define RV_JOB_H
+
+#include "rv.h"
+
+/* The attach request after defaults and policy are applied. */
+struct rv_attach_req {
+	char dev_name[RV_MAX_DEV_NAME_LEN];
+	u8 gid[16];
+	enum ib_gid_type gid_type;	/* of the GID at key.gid_index */
+	struct rv_job_key key;
+	struct rv_job_params params;
+	u32 mr_cache_mb;
+	u32 cq_entries;
+	u32 loc_addr;
+};
+
+#if IS_ENABLED(CONFIG_KUNIT)
+int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
+		    struct rv_attach_req *req);
+#endif
+
+#endif /* RV_JOB_H */
