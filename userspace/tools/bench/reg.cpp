@@ -199,12 +199,117 @@ void check_delta(const char *what, std::uint64_t got, std::uint64_t want,
 			" (size " + rv::bench::format_size(size) + ")");
 }
 
+// Hits of size: one miss to cache a buffer, then REG_MEM + DEREG_MEM of
+// it, checked against the cache statistics.
+Summary bench_hits(const RegOptions &o, Session &s, std::uint64_t size,
+		   rv::bench::Progress &meter)
+{
+	constexpr std::uint32_t access = rv::access::psm3_recv;
+
+	rv::Mapping buf = rv::Mapping::anonymous(size);
+	std::memset(buf.data(), 0xa5, size);
+	RegCall reg{s.dev, buf.addr(), size, access};
+	const rv::CacheStats before = s.dev.cache_stats();
+	(void)reg();
+	reg.dereg();
+	auto samples = measure(o.warmup, o.iters, o.max_seconds, meter, [&] {
+		std::uint64_t ns = reg();
+		reg.dereg();
+		return ns;
+	});
+	const rv::CacheStats after = s.dev.cache_stats();
+	check_delta("miss (hit loop)", after.miss - before.miss, 1, size);
+	check_delta("hit", after.hit - before.hit, o.warmup + samples.size(),
+		    size);
+	// Leave nothing cached for the next measurement.
+	(void)s.dev.evict_exact(buf.addr(), size, access);
+	return rv::bench::summarize(std::move(samples));
+}
+
+// Misses of size, each forced by --miss-method before the timed call,
+// checked against the cache statistics.
+Summary bench_misses(const RegOptions &o, Session &s, std::uint64_t size,
+		     rv::bench::Progress &meter)
+{
+	constexpr std::uint32_t access = rv::access::psm3_recv;
+	const std::uint64_t miss_n = o.miss_iters.value_or(o.iters);
+
+	rv::Mapping buf = rv::Mapping::anonymous(size);
+	std::memset(buf.data(), 0x5a, size);
+	const std::uint64_t addr = buf.addr();
+	RegCall reg{s.dev, addr, size, access};
+	const rv::CacheStats before = s.dev.cache_stats();
+	std::uint64_t evicted = 0;
+	auto samples = measure(o.warmup, miss_n, o.max_seconds, meter, [&] {
+		if (o.miss_method == MissMethod::remap) {
+			// New pages at the same address: the entry of
+			// the previous call is invalidated.
+			buf.unmap();
+			buf = rv::Mapping::map(
+				size, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
+					MAP_POPULATE,
+				-1, 0, reinterpret_cast<void *>(addr));
+		}
+		std::uint64_t ns = reg();
+		reg.dereg();
+		if (o.miss_method == MissMethod::evict) {
+			auto ev = s.dev.evict_exact(addr, size, access);
+			if (!ev || ev->count != 1)
+				throw std::runtime_error(
+					"EVICT exact did not evict the entry");
+			evicted++;
+		}
+		return ns;
+	});
+	const rv::CacheStats after = s.dev.cache_stats();
+	const std::uint64_t calls = o.warmup + samples.size();
+	check_delta("miss", after.miss - before.miss, calls, size);
+	check_delta("hit (miss loop)", after.hit - before.hit, 0, size);
+	if (o.miss_method == MissMethod::evict)
+		check_delta("evict", after.evict - before.evict, evicted,
+			    size);
+	(void)s.dev.evict_exact(addr, size, access);
+	return rv::bench::summarize(std::move(samples));
+}
+
+// ibv_reg_mr + ibv_dereg_mr of size in a user PD of the same device: into
+// r.ibv (both calls) and r.ibv_reg_only (ibv_reg_mr alone).
+void bench_ibv(const RegOptions &o, ibv_pd *pd, std::uint64_t size,
+	       rv::bench::Progress &meter, SizeResult &r)
+{
+	const std::uint64_t miss_n = o.miss_iters.value_or(o.iters);
+
+	rv::Mapping buf = rv::Mapping::anonymous(size);
+	std::memset(buf.data(), 0x3c, size);
+	constexpr unsigned int ibv_access =
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	std::vector<std::uint64_t> reg_only;
+	reg_only.reserve(miss_n);
+	std::uint64_t done = 0;
+	auto samples = measure(o.warmup, miss_n, o.max_seconds, meter, [&] {
+		std::uint64_t t0 = rv::bench::now_ns();
+		ibv_mr *mr = ibv_reg_mr(pd, buf.data(), size, ibv_access);
+		std::uint64_t t1 = rv::bench::now_ns();
+		if (!mr)
+			rv::throw_errno(errno ? errno : ENOMEM, "ibv_reg_mr");
+		int err = ibv_dereg_mr(mr);
+		std::uint64_t t2 = rv::bench::now_ns();
+		if (err)
+			rv::throw_errno(err, "ibv_dereg_mr");
+		if (++done > o.warmup)
+			reg_only.push_back(t1 - t0);
+		return t2 - t0;
+	});
+	r.ibv = rv::bench::summarize(std::move(samples));
+	r.ibv_reg_only = rv::bench::summarize(std::move(reg_only));
+	r.have_ibv = true;
+}
+
 SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
 		      std::uint64_t size, rv::bench::Progress &meter,
 		      const std::string &step)
 {
-	constexpr std::uint32_t access = rv::access::psm3_recv;
-	const std::uint64_t miss_n = o.miss_iters.value_or(o.iters);
 	SizeResult r;
 	r.size = size;
 
@@ -215,100 +320,17 @@ SizeResult bench_size(const RegOptions &o, Session &s, ibv_pd *pd,
 
 	const std::string name = "reg " + rv::bench::format_size(size) + step;
 
-	// Hits: one miss to cache the buffer, then REG_MEM + DEREG_MEM.
 	meter.set_label(name + " hits");
-	{
-		rv::Mapping buf = rv::Mapping::anonymous(size);
-		std::memset(buf.data(), 0xa5, size);
-		RegCall reg{s.dev, buf.addr(), size, access};
-		const rv::CacheStats before = s.dev.cache_stats();
-		(void)reg();
-		reg.dereg();
-		auto samples = measure(o.warmup, o.iters, o.max_seconds, meter, [&] {
-			std::uint64_t ns = reg();
-			reg.dereg();
-			return ns;
-		});
-		const rv::CacheStats after = s.dev.cache_stats();
-		check_delta("miss (hit loop)", after.miss - before.miss, 1, size);
-		check_delta("hit", after.hit - before.hit, o.warmup + samples.size(),
-			    size);
-		r.hit = rv::bench::summarize(std::move(samples));
-		// Leave nothing cached for the next measurement.
-		(void)s.dev.evict_exact(buf.addr(), size, access);
-	}
+	r.hit = bench_hits(o, s, size, meter);
 	progress(o.common, rv::bench::format_size(size) + ": hits done");
 
-	// Misses.
 	meter.set_label(name + " misses");
-	{
-		rv::Mapping buf = rv::Mapping::anonymous(size);
-		std::memset(buf.data(), 0x5a, size);
-		const std::uint64_t addr = buf.addr();
-		RegCall reg{s.dev, addr, size, access};
-		const rv::CacheStats before = s.dev.cache_stats();
-		std::uint64_t evicted = 0;
-		auto samples = measure(o.warmup, miss_n, o.max_seconds, meter, [&] {
-			if (o.miss_method == MissMethod::remap) {
-				// New pages at the same address: the entry of
-				// the previous call is invalidated.
-				buf.unmap();
-				buf = rv::Mapping::map(
-					size, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
-						MAP_POPULATE,
-					-1, 0, reinterpret_cast<void *>(addr));
-			}
-			std::uint64_t ns = reg();
-			reg.dereg();
-			if (o.miss_method == MissMethod::evict) {
-				auto ev = s.dev.evict_exact(addr, size, access);
-				if (!ev || ev->count != 1)
-					throw std::runtime_error(
-						"EVICT exact did not evict the entry");
-				evicted++;
-			}
-			return ns;
-		});
-		const rv::CacheStats after = s.dev.cache_stats();
-		const std::uint64_t calls = o.warmup + samples.size();
-		check_delta("miss", after.miss - before.miss, calls, size);
-		check_delta("hit (miss loop)", after.hit - before.hit, 0, size);
-		if (o.miss_method == MissMethod::evict)
-			check_delta("evict", after.evict - before.evict, evicted,
-				    size);
-		r.miss = rv::bench::summarize(std::move(samples));
-		(void)s.dev.evict_exact(addr, size, access);
-	}
+	r.miss = bench_misses(o, s, size, meter);
 	progress(o.common, rv::bench::format_size(size) + ": misses done");
 
-	// ibv_reg_mr + ibv_dereg_mr in a user PD of the same device.
 	if (pd) {
 		meter.set_label(name + " ibv_reg_mr");
-		rv::Mapping buf = rv::Mapping::anonymous(size);
-		std::memset(buf.data(), 0x3c, size);
-		constexpr unsigned int ibv_access =
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-		std::vector<std::uint64_t> reg_only;
-		reg_only.reserve(miss_n);
-		std::uint64_t done = 0;
-		auto samples = measure(o.warmup, miss_n, o.max_seconds, meter, [&] {
-			std::uint64_t t0 = rv::bench::now_ns();
-			ibv_mr *mr = ibv_reg_mr(pd, buf.data(), size, ibv_access);
-			std::uint64_t t1 = rv::bench::now_ns();
-			if (!mr)
-				rv::throw_errno(errno ? errno : ENOMEM, "ibv_reg_mr");
-			int err = ibv_dereg_mr(mr);
-			std::uint64_t t2 = rv::bench::now_ns();
-			if (err)
-				rv::throw_errno(err, "ibv_dereg_mr");
-			if (++done > o.warmup)
-				reg_only.push_back(t1 - t0);
-			return t2 - t0;
-		});
-		r.ibv = rv::bench::summarize(std::move(samples));
-		r.ibv_reg_only = rv::bench::summarize(std::move(reg_only));
-		r.have_ibv = true;
+		bench_ibv(o, pd, size, meter, r);
 		progress(o.common, rv::bench::format_size(size) + ": ibv_reg_mr done");
 	}
 	return r;
