@@ -109,174 +109,223 @@ std::optional<rv::JobKey> parse_job_key(const std::string &s)
 	return k;
 }
 
-} // namespace
+enum : int {
+	opt_listen = 0x200, opt_connect, opt_loopback_nodes, opt_loopback,
+	opt_loopback_threads, opt_bytes, opt_window, opt_buffer,
+	opt_timeout, opt_job_key, opt_num_conn, opt_index_bits, opt_mtu,
+	opt_pkt_lifetime, opt_lat_warmup, opt_poll,
+};
 
-TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
-{
-	enum : int {
-		opt_listen = 0x200, opt_connect, opt_loopback_nodes, opt_loopback,
-		opt_loopback_threads, opt_bytes, opt_window, opt_buffer,
-		opt_timeout, opt_job_key, opt_num_conn, opt_index_bits, opt_mtu,
-		opt_pkt_lifetime, opt_lat_warmup, opt_poll,
-	};
-	static const option longopts[] = {
-		COMMON_LONGOPTS,
-		{"listen", required_argument, nullptr, opt_listen},
-		{"connect", required_argument, nullptr, opt_connect},
-		{"loopback-nodes", required_argument, nullptr, opt_loopback_nodes},
-		{"loopback", no_argument, nullptr, opt_loopback},
-		{"loopback-threads", no_argument, nullptr, opt_loopback_threads},
-		{"sizes", required_argument, nullptr, 's'},
-		{"iters", required_argument, nullptr, 'n'},
-		{"bytes", required_argument, nullptr, opt_bytes},
-		{"warmup", required_argument, nullptr, opt_lat_warmup},
-		{"window", required_argument, nullptr, opt_window},
-		{"buffer", required_argument, nullptr, opt_buffer},
-		{"timeout", required_argument, nullptr, opt_timeout},
-		{"job-key", required_argument, nullptr, opt_job_key},
-		{"num-conn", required_argument, nullptr, opt_num_conn},
-		{"index-bits", required_argument, nullptr, opt_index_bits},
-		{"mtu", required_argument, nullptr, opt_mtu},
-		{"pkt-lifetime", required_argument, nullptr, opt_pkt_lifetime},
-		{"poll", required_argument, nullptr, opt_poll},
-		{nullptr, 0, nullptr, 0},
-	};
-	const bool bw = test == rv::bench::Test::bw;
+const option transfer_longopts[] = {
+	COMMON_LONGOPTS,
+	{"listen", required_argument, nullptr, opt_listen},
+	{"connect", required_argument, nullptr, opt_connect},
+	{"loopback-nodes", required_argument, nullptr, opt_loopback_nodes},
+	{"loopback", no_argument, nullptr, opt_loopback},
+	{"loopback-threads", no_argument, nullptr, opt_loopback_threads},
+	{"sizes", required_argument, nullptr, 's'},
+	{"iters", required_argument, nullptr, 'n'},
+	{"bytes", required_argument, nullptr, opt_bytes},
+	{"warmup", required_argument, nullptr, opt_lat_warmup},
+	{"window", required_argument, nullptr, opt_window},
+	{"buffer", required_argument, nullptr, opt_buffer},
+	{"timeout", required_argument, nullptr, opt_timeout},
+	{"job-key", required_argument, nullptr, opt_job_key},
+	{"num-conn", required_argument, nullptr, opt_num_conn},
+	{"index-bits", required_argument, nullptr, opt_index_bits},
+	{"mtu", required_argument, nullptr, opt_mtu},
+	{"pkt-lifetime", required_argument, nullptr, opt_pkt_lifetime},
+	{"poll", required_argument, nullptr, opt_poll},
+	{nullptr, 0, nullptr, 0},
+};
+
+// The options of bw or lat, one at a time, into o; then the checks
+// across them (finish()).
+class TransferParser {
+public:
+	explicit TransferParser(rv::bench::Test test)
+		: bw_(test == rv::bench::Test::bw)
+	{
+		o.test = test;
+		o.sizes = default_sizes(test);
+	}
+
+	void option(int c, const std::string &arg, char **argv)
+	{
+		if (!endpoint_option(c, arg) && !message_option(c, arg) &&
+		    !connection_option(c, arg))
+			bad_option(c, argv);
+	}
+
+	// The checks no single option can make.
+	void finish();
+
 	TransferOptions o;
-	o.test = test;
-	o.sizes = default_sizes(test);
-	bool loopback_threads = false;
 
-	auto set_kind = [&](Endpoint::Kind k) {
+private:
+	// --listen, --connect, --loopback*: where the other process is.
+	bool endpoint_option(int c, const std::string &arg);
+	// What is sent: --sizes, --iters, --bytes, --warmup, --window, --buffer.
+	bool message_option(int c, const std::string &arg);
+	// How to attach and connect: --timeout, --job-key, --num-conn,
+	// --index-bits, --mtu, --pkt-lifetime, --poll.
+	bool connection_option(int c, const std::string &arg);
+
+	void set_kind(Endpoint::Kind k)
+	{
 		if (o.ep.kind != Endpoint::Kind::unset && o.ep.kind != k)
 			throw UsageError("--listen, --connect and --loopback* "
 					 "exclude each other");
 		o.ep.kind = k;
-	};
-	auto only = [&](bool ok, const char *opt) {
+	}
+
+	void only(bool ok, const char *opt) const
+	{
 		if (!ok)
 			throw UsageError(std::string(opt) + " is not an option of " +
-					 (bw ? "bw" : "lat"));
-	};
+					 (bw_ ? "bw" : "lat"));
+	}
 
-	auto on_option = [&](int c, const std::string &arg) {
-		switch (c) {
-		case opt_listen: {
-			auto hp = rv::bench::oob::parse_host_port(arg);
-			if (!hp)
-				throw UsageError("invalid --listen '" + arg + "'");
-			set_kind(Endpoint::Kind::listen);
-			o.ep.host = hp->first;
-			o.ep.tcp_port = hp->second;
-			break;
-		}
-		case opt_connect: {
-			auto hp = rv::bench::oob::parse_host_port(arg);
-			if (!hp || hp->first.empty() || !hp->second)
-				throw UsageError("invalid --connect '" + arg +
-						 "' (HOST:PORT)");
-			set_kind(Endpoint::Kind::connect);
-			o.ep.host = hp->first;
-			o.ep.tcp_port = hp->second;
-			break;
-		}
-		case opt_loopback_nodes: {
-			const std::size_t comma = arg.find(',');
-			if (comma == std::string::npos || !comma ||
-			    comma + 1 == arg.size() ||
-			    arg.find(',', comma + 1) != std::string::npos)
-				throw UsageError("invalid --loopback-nodes '" + arg +
-						 "' (DEV_A,DEV_B)");
-			set_kind(Endpoint::Kind::loopback);
-			o.ep.client_dev = arg.substr(0, comma);
-			o.ep.server_dev = arg.substr(comma + 1);
-			break;
-		}
-		case opt_loopback: {
-			set_kind(Endpoint::Kind::loopback);
-			std::istringstream in(std::getenv("RV_NODES") ? std::getenv("RV_NODES") : "");
-			if (!(in >> o.ep.client_dev >> o.ep.server_dev))
-				throw UsageError("--loopback needs two devices in "
-						 "$RV_NODES (or use --loopback-nodes)");
-			break;
-		}
-		case opt_loopback_threads:
-			loopback_threads = true;
-			break;
-		case 's':
-			o.sizes = size_list_arg(arg);
-			for (auto s : o.sizes)
-				if (s > (1ULL << 30))
-					throw UsageError("--sizes: at most 1G");
-			break;
-		case 'n':
-			o.iters = count_arg("--iters", arg);
-			break;
-		case opt_bytes:
-			only(bw, "--bytes");
-			o.bytes = size_arg("--bytes", arg);
-			break;
-		case opt_lat_warmup:
-			only(!bw, "--warmup");
-			o.warmup = count_arg("--warmup", arg, 0);
-			break;
-		case opt_window:
-			only(bw, "--window");
-			o.window = static_cast<std::uint32_t>(
-				count_arg("--window", arg, 1, rv::bench::max_window));
-			break;
-		case opt_buffer:
-			only(bw, "--buffer");
-			o.buffer = size_arg("--buffer", arg);
-			break;
-		case opt_timeout:
-			o.timeout_s = seconds_arg("--timeout", arg, 86400);
-			break;
-		case opt_job_key:
-			o.job_key = parse_job_key(arg);
-			if (!o.job_key)
-				throw UsageError("invalid --job-key '" + arg +
-						 "' (32 hex digits)");
-			break;
-		case opt_num_conn:
-			o.num_conn = static_cast<std::uint8_t>(
-				count_arg("--num-conn", arg, 1, RV_MAX_NUM_CONN));
-			break;
-		case opt_index_bits:
-			o.index_bits = static_cast<std::uint8_t>(
-				count_arg("--index-bits", arg, 1, RV_MAX_INDEX_BITS));
-			break;
-		case opt_mtu: {
-			auto m = rv::ib_mtu_from_bytes(static_cast<unsigned>(
-				count_arg("--mtu", arg, 256, 4096)));
-			if (!m)
-				throw UsageError("invalid --mtu '" + arg +
-						 "' (256, 512, 1024, 2048 or 4096)");
-			o.mtu = *m;
-			break;
-		}
-		case opt_pkt_lifetime:
-			o.packet_life_time = static_cast<std::uint8_t>(
-				count_arg("--pkt-lifetime", arg, 0, 31));
-			break;
-		case opt_poll:
-			if (arg == "spin")
-				o.yield = false;
-			else if (arg == "yield")
-				o.yield = true;
-			else
-				throw UsageError("invalid --poll '" + arg +
-						 "' (spin or yield)");
-			break;
-		default:
-			bad_option(c, argv);
-		}
-	};
-	auto usage = [test](std::FILE *f) { transfer_usage(f, test); };
-	parse_options(argc, argv, "s:n:", longopts, usage, o.common, on_option);
+	bool bw_;
+	bool loopback_threads_ = false;
+};
+
+bool TransferParser::endpoint_option(int c, const std::string &arg)
+{
+	switch (c) {
+	case opt_listen: {
+		auto hp = rv::bench::oob::parse_host_port(arg);
+		if (!hp)
+			throw UsageError("invalid --listen '" + arg + "'");
+		set_kind(Endpoint::Kind::listen);
+		o.ep.host = hp->first;
+		o.ep.tcp_port = hp->second;
+		return true;
+	}
+	case opt_connect: {
+		auto hp = rv::bench::oob::parse_host_port(arg);
+		if (!hp || hp->first.empty() || !hp->second)
+			throw UsageError("invalid --connect '" + arg +
+					 "' (HOST:PORT)");
+		set_kind(Endpoint::Kind::connect);
+		o.ep.host = hp->first;
+		o.ep.tcp_port = hp->second;
+		return true;
+	}
+	case opt_loopback_nodes: {
+		const std::size_t comma = arg.find(',');
+		if (comma == std::string::npos || !comma ||
+		    comma + 1 == arg.size() ||
+		    arg.find(',', comma + 1) != std::string::npos)
+			throw UsageError("invalid --loopback-nodes '" + arg +
+					 "' (DEV_A,DEV_B)");
+		set_kind(Endpoint::Kind::loopback);
+		o.ep.client_dev = arg.substr(0, comma);
+		o.ep.server_dev = arg.substr(comma + 1);
+		return true;
+	}
+	case opt_loopback: {
+		set_kind(Endpoint::Kind::loopback);
+		std::istringstream in(std::getenv("RV_NODES") ? std::getenv("RV_NODES") : "");
+		if (!(in >> o.ep.client_dev >> o.ep.server_dev))
+			throw UsageError("--loopback needs two devices in "
+					 "$RV_NODES (or use --loopback-nodes)");
+		return true;
+	}
+	case opt_loopback_threads:
+		loopback_threads_ = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool TransferParser::message_option(int c, const std::string &arg)
+{
+	switch (c) {
+	case 's':
+		o.sizes = size_list_arg(arg);
+		for (auto s : o.sizes)
+			if (s > (1ULL << 30))
+				throw UsageError("--sizes: at most 1G");
+		return true;
+	case 'n':
+		o.iters = count_arg("--iters", arg);
+		return true;
+	case opt_bytes:
+		only(bw_, "--bytes");
+		o.bytes = size_arg("--bytes", arg);
+		return true;
+	case opt_lat_warmup:
+		only(!bw_, "--warmup");
+		o.warmup = count_arg("--warmup", arg, 0);
+		return true;
+	case opt_window:
+		only(bw_, "--window");
+		o.window = static_cast<std::uint32_t>(
+			count_arg("--window", arg, 1, rv::bench::max_window));
+		return true;
+	case opt_buffer:
+		only(bw_, "--buffer");
+		o.buffer = size_arg("--buffer", arg);
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool TransferParser::connection_option(int c, const std::string &arg)
+{
+	switch (c) {
+	case opt_timeout:
+		o.timeout_s = seconds_arg("--timeout", arg, 86400);
+		return true;
+	case opt_job_key:
+		o.job_key = parse_job_key(arg);
+		if (!o.job_key)
+			throw UsageError("invalid --job-key '" + arg +
+					 "' (32 hex digits)");
+		return true;
+	case opt_num_conn:
+		o.num_conn = static_cast<std::uint8_t>(
+			count_arg("--num-conn", arg, 1, RV_MAX_NUM_CONN));
+		return true;
+	case opt_index_bits:
+		o.index_bits = static_cast<std::uint8_t>(
+			count_arg("--index-bits", arg, 1, RV_MAX_INDEX_BITS));
+		return true;
+	case opt_mtu: {
+		auto m = rv::ib_mtu_from_bytes(static_cast<unsigned>(
+			count_arg("--mtu", arg, 256, 4096)));
+		if (!m)
+			throw UsageError("invalid --mtu '" + arg +
+					 "' (256, 512, 1024, 2048 or 4096)");
+		o.mtu = *m;
+		return true;
+	}
+	case opt_pkt_lifetime:
+		o.packet_life_time = static_cast<std::uint8_t>(
+			count_arg("--pkt-lifetime", arg, 0, 31));
+		return true;
+	case opt_poll:
+		if (arg == "spin")
+			o.yield = false;
+		else if (arg == "yield")
+			o.yield = true;
+		else
+			throw UsageError("invalid --poll '" + arg +
+					 "' (spin or yield)");
+		return true;
+	default:
+		return false;
+	}
+}
+
+void TransferParser::finish()
+{
 	if (o.ep.kind == Endpoint::Kind::unset)
 		throw UsageError("say --listen, --connect, --loopback-nodes or --loopback");
-	if (loopback_threads) {
+	if (loopback_threads_) {
 		if (o.ep.kind != Endpoint::Kind::loopback)
 			throw UsageError("--loopback-threads goes with --loopback-nodes "
 					 "or --loopback");
@@ -288,9 +337,20 @@ TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
 	if (o.ep.kind == Endpoint::Kind::loopback &&
 	    o.ep.client_dev == o.ep.server_dev)
 		throw UsageError("the loopback nodes must be two devices");
-	if (bw && o.buffer < *std::max_element(o.sizes.begin(), o.sizes.end()))
+	if (bw_ && o.buffer < *std::max_element(o.sizes.begin(), o.sizes.end()))
 		throw UsageError("--buffer is smaller than the largest size");
-	return o;
+}
+
+} // namespace
+
+TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
+{
+	TransferParser p(test);
+	auto usage = [test](std::FILE *f) { transfer_usage(f, test); };
+	parse_options(argc, argv, "s:n:", transfer_longopts, usage, p.o.common,
+		      [&](int c, const std::string &arg) { p.option(c, arg, argv); });
+	p.finish();
+	return p.o;
 }
 
 } // namespace rvbench
