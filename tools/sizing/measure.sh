@@ -8,18 +8,19 @@
 #       --timeout 1800 --out build/sizing-out -- tools/sizing/measure.sh
 #
 # RV_KO         rv.ko to load (default: the in-tree build)
-# RV_SIZING_BIN rv_sizing (default: build/sizing/rv_sizing)
+# RV_SIZING_BIN rv_sizing (default: the userspace build's,
+#               $RV_BUILD_DIR/userspace/tests/vm/sizing/rv_sizing)
 # RV_SIZING_JSON where the JSON goes (default: $RV_OUT/sizing.json)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
-bin=${RV_SIZING_BIN:-$top/build/sizing/rv_sizing}
+bin=${RV_SIZING_BIN:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/sizing/rv_sizing}
 json=${RV_SIZING_JSON:-${RV_OUT:-$top/build/sizing-out}/sizing.json}
 
 [ "${RV_VM:-}" = 1 ] || { echo "measure.sh: run me inside vm-run" >&2; exit 2; }
-[ -x "$bin" ] || { echo "measure.sh: no $bin (cmake -S tools/sizing -B build/sizing)" >&2; exit 2; }
+[ -x "$bin" ] || { echo "measure.sh: no $bin (make userspace)" >&2; exit 2; }
 
 modprobe crc32_generic
 modprobe rdma_rxe

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host side of the sizing measurement: builds rv_sizing, runs it in the
+# Host side of the sizing measurement: builds rv_sizing (userspace/tests/
+# vm/sizing, in the userspace build), runs it in the
 # test VM with 5 rxe nodes (node 0 and 4 peers) and prints the model's
 # tables. As root, from anywhere:
 #
@@ -25,8 +26,9 @@ if [ -n "${RV_KO:-}" ]; then
 	export RV_KO
 fi
 
-cmake -S tools/sizing -B build/sizing -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build/sizing -j"$(nproc)" >/dev/null
+build=$(realpath -m "${RV_BUILD_DIR:-build}")/userspace
+cmake -S userspace -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" --target rv_sizing -j"$(nproc)" >/dev/null
 mkdir -p "$out"
 RV_SIZING_JSON="$out/sizing.json" tools/testing/vm/vm-run --rxe "$nodes" \
 	--mem 4096 --timeout 2400 --out "$out" -- \

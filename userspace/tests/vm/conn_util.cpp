@@ -838,33 +838,24 @@ RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec)
 	return r;
 }
 
-TransferResult send_transfer(Side &side, Channel &chan,
-			     const std::function<void(std::uint64_t)> &progress)
-{
-	TransferResult out;
-	SendReport &r = out.send;
-	const auto t0 = clock::now();
-	out.info = chan.expect_body<RecvInfo>(msg_recv_info, seconds(120));
-	const RecvInfo &info = out.info;
-	const TransferSpec &spec = info.spec;
-	require_rxe_safe_slots(spec);
-	const std::uint64_t count = message_count(spec);
-	const std::uint64_t slots = spec.slots;
-	const std::uint64_t len = slots * spec.slot_size;
-	const std::uint64_t conn_handle = side.conn().conn_handle();
+namespace {
 
-	rv::Mapping buf = rv::Mapping::map(len, PROT_READ | PROT_WRITE,
-					   MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE);
-	// One MR per slot, then one over everything (registered last, so
-	// that it is a miss of its own): writes alternate between them.
-	std::vector<rv::MemoryRegion> slot_mr;
-	for (std::uint64_t k = 0; k < slots; k++)
-		slot_mr.push_back(side.dev().reg_mem(buf.addr() + k * spec.slot_size,
-						     spec.slot_size,
-						     rv::access::psm3_send));
-	rv::MemoryRegion whole = side.dev().reg_mem(buf.data(), len,
-						    rv::access::psm3_send);
+// The sending side of one transfer (send_transfer()): its buffer and MRs,
+// the slots of the messages in flight, the writes not yet completed.
+class Sender {
+public:
+	Sender(Side &side, Channel &chan, TransferResult &out,
+	       const std::function<void(std::uint64_t)> &progress,
+	       clock::time_point t0);
 
+	// Until every message is verified by the receiver, or a failure.
+	void run();
+	// Every post gets its completion, also after a failure.
+	void drain_completions();
+	// Tells the receiver, and waits for its report.
+	void finish();
+
+private:
 	struct Slot {
 		std::uint64_t seq = 0;
 		MsgPlan plan;
@@ -873,195 +864,306 @@ TransferResult send_transfer(Side &side, Channel &chan,
 		bool need_post = false;
 		std::uint32_t outstanding = 0;
 	};
-	std::vector<Slot> st(slots);
-	std::unordered_map<std::uint64_t, std::uint64_t> wr_seq;
-	std::uint64_t next = 0;
-	std::uint64_t post_id = 0;
-	auto last = clock::now();
-	r.conn_count_first = side.conn_count_sum();
 
-	auto fail = [&](int err, const std::string &what) {
-		if (!r.result) {
-			r.result = err;
-			copy_text(r.error, sizeof(r.error), what);
-		}
-	};
+	void fill_free_slots();
+	// Posts the slots that need it, oldest first; true if one was.
+	bool post_pending(std::uint64_t first);
+	// One post: true if it went, else its error counted (and fatal ones
+	// failed).
+	bool post(std::uint64_t seq, Slot &s);
+	void on_event(const rv::Event &e);
+	// The receiver's verdicts: true if there was one.
+	bool read_verdicts(bool busy);
+	// Slots verified by the receiver with nothing outstanding are free.
+	void retire(std::uint64_t first);
+	void check_time();
+	void fail(int err, const std::string &what);
 
-	auto on_event = [&](const rv::Event &e) {
-		last = clock::now();
-		if (e.event_type != RV_WC_RDMA_WRITE) {
-			r.cqe_bad++;
-			return;
-		}
-		auto it = wr_seq.find(e.wr_id);
-		if (it == wr_seq.end()) {
-			r.cqe_unknown++;
-			return;
-		}
-		const std::uint64_t seq = it->second;
-		wr_seq.erase(it);
-		Slot &s = st[seq % slots];
-		s.outstanding--;
-		if (e.conn_handle != conn_handle)
-			r.cqe_bad++;
-		if (e.status == 0) {
-			r.cqe_ok++;
-			if (e.byte_len != s.plan.len)
-				r.cqe_bad++;
-			return;
-		}
-		if (!r.cqe_err++)
-			r.first_err_status = e.status;
-		r.last_err_status = e.status;
-		if (!spec.tolerate_errors) {
-			fail(EIO, "write seq " + std::to_string(seq) +
-					  " completed with status " +
-					  std::to_string(e.status));
-			return;
-		}
-		if (!s.peer_done && !s.outstanding && !s.need_post) {
-			s.need_post = true;
-			r.reposts++;
-		}
-	};
+	Side &side_;
+	Channel &chan_;
+	TransferResult &out_;
+	SendReport &r_;
+	const RecvInfo &info_;
+	const TransferSpec &spec_;
+	const std::function<void(std::uint64_t)> &progress_;
+	const clock::time_point t0_;
+	const std::uint64_t count_;
+	const std::uint64_t slots_;
+	const std::uint64_t conn_handle_;
+	rv::Mapping buf_;
+	std::vector<rv::MemoryRegion> slot_mr_;
+	std::optional<rv::MemoryRegion> whole_;
+	std::vector<Slot> st_;
+	std::unordered_map<std::uint64_t, std::uint64_t> wr_seq_;
+	std::uint64_t next_ = 0;
+	std::uint64_t post_id_ = 0;
+	clock::time_point last_;
+};
 
-	while (!r.result && r.messages < count) {
-		bool busy = false;
-		// New messages into free slots.
-		while (next < count && !st[next % slots].active) {
-			Slot &s = st[next % slots];
-			s = Slot{};
-			s.seq = next;
-			s.plan = plan_message(spec, next);
-			s.active = true;
-			s.need_post = true;
-			fill_pattern(buf.bytes() + (next % slots) * spec.slot_size +
-					     s.plan.src_off,
-				     s.plan.len, s.plan.key);
-			next++;
-		}
-		// Post, oldest first.
-		const std::uint64_t first = next > slots ? next - slots : 0;
-		for (std::uint64_t seq = first; seq < next && !r.result; seq++) {
-			Slot &s = st[seq % slots];
-			if (!s.active || !s.need_post || s.seq != seq)
-				continue;
-			const std::uint64_t k = seq % slots;
-			rv::WriteRequest w;
-			w.loc_addr = buf.addr() + k * spec.slot_size + s.plan.src_off;
-			w.mr = seq % 2 ? &slot_mr[k].info() : &whole.info();
-			w.rem_addr = info.addr + k * spec.slot_size + s.plan.dst_off;
-			w.rkey = info.rkey;
-			w.length = s.plan.len;
-			w.wr_id = ++post_id;
-			w.immed = side.immed(info.rv_index,
-					     static_cast<std::uint32_t>(seq));
-			rv::PostResult pr;
-			int err = side.conn().try_post_write(w, pr);
-			if (!err) {
-				r.posts++;
-				wr_seq[w.wr_id] = seq;
-				s.outstanding++;
-				s.need_post = false;
-				if (pr.sconn_index < 32)
-					r.sconn_mask |= 1u << pr.sconn_index;
-				r.max_post_conn_count = std::max<std::uint64_t>(
-					r.max_post_conn_count, pr.conn_count);
-				busy = true;
-				last = clock::now();
-				continue;
-			}
-			if (err == EAGAIN) {
-				r.post_eagain++;
-			} else if (err == ENOMEM || err == EBUSY) {
-				r.post_nocredit++;
-			} else if (err == EIO) {
-				r.post_eio++;
-				fail(EIO, "post: EIO (connection failed for good)");
-			} else {
-				r.post_other++;
-				r.last_other_errno = err;
-				fail(err, std::string("post: ") + std::strerror(err));
-			}
+Sender::Sender(Side &side, Channel &chan, TransferResult &out,
+	       const std::function<void(std::uint64_t)> &progress,
+	       clock::time_point t0)
+	: side_(side), chan_(chan), out_(out), r_(out.send), info_(out.info),
+	  spec_(out.info.spec), progress_(progress), t0_(t0),
+	  count_(message_count(spec_)), slots_(spec_.slots),
+	  conn_handle_(side.conn().conn_handle()),
+	  buf_(rv::Mapping::map(slots_ * spec_.slot_size, PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE)),
+	  st_(slots_)
+{
+	// One MR per slot, then one over everything (registered last, so
+	// that it is a miss of its own): writes alternate between them.
+	for (std::uint64_t k = 0; k < slots_; k++)
+		slot_mr_.push_back(side_.dev().reg_mem(buf_.addr() + k * spec_.slot_size,
+						       spec_.slot_size,
+						       rv::access::psm3_send));
+	whole_.emplace(side_.dev().reg_mem(buf_.data(), slots_ * spec_.slot_size,
+					   rv::access::psm3_send));
+	last_ = clock::now();
+	r_.conn_count_first = side_.conn_count_sum();
+}
+
+void Sender::fail(int err, const std::string &what)
+{
+	if (!r_.result) {
+		r_.result = err;
+		copy_text(r_.error, sizeof(r_.error), what);
+	}
+}
+
+void Sender::on_event(const rv::Event &e)
+{
+	last_ = clock::now();
+	if (e.event_type != RV_WC_RDMA_WRITE) {
+		r_.cqe_bad++;
+		return;
+	}
+	auto it = wr_seq_.find(e.wr_id);
+	if (it == wr_seq_.end()) {
+		r_.cqe_unknown++;
+		return;
+	}
+	const std::uint64_t seq = it->second;
+	wr_seq_.erase(it);
+	Slot &s = st_[seq % slots_];
+	s.outstanding--;
+	if (e.conn_handle != conn_handle_)
+		r_.cqe_bad++;
+	if (e.status == 0) {
+		r_.cqe_ok++;
+		if (e.byte_len != s.plan.len)
+			r_.cqe_bad++;
+		return;
+	}
+	if (!r_.cqe_err++)
+		r_.first_err_status = e.status;
+	r_.last_err_status = e.status;
+	if (!spec_.tolerate_errors) {
+		fail(EIO, "write seq " + std::to_string(seq) +
+				  " completed with status " +
+				  std::to_string(e.status));
+		return;
+	}
+	if (!s.peer_done && !s.outstanding && !s.need_post) {
+		s.need_post = true;
+		r_.reposts++;
+	}
+}
+
+void Sender::fill_free_slots()
+{
+	while (next_ < count_ && !st_[next_ % slots_].active) {
+		Slot &s = st_[next_ % slots_];
+		s = Slot{};
+		s.seq = next_;
+		s.plan = plan_message(spec_, next_);
+		s.active = true;
+		s.need_post = true;
+		fill_pattern(buf_.bytes() + (next_ % slots_) * spec_.slot_size +
+				     s.plan.src_off,
+			     s.plan.len, s.plan.key);
+		next_++;
+	}
+}
+
+bool Sender::post(std::uint64_t seq, Slot &s)
+{
+	const std::uint64_t k = seq % slots_;
+	rv::WriteRequest w;
+	w.loc_addr = buf_.addr() + k * spec_.slot_size + s.plan.src_off;
+	w.mr = seq % 2 ? &slot_mr_[k].info() : &whole_->info();
+	w.rem_addr = info_.addr + k * spec_.slot_size + s.plan.dst_off;
+	w.rkey = info_.rkey;
+	w.length = s.plan.len;
+	w.wr_id = ++post_id_;
+	w.immed = side_.immed(info_.rv_index, static_cast<std::uint32_t>(seq));
+	rv::PostResult pr;
+	int err = side_.conn().try_post_write(w, pr);
+	if (!err) {
+		r_.posts++;
+		wr_seq_[w.wr_id] = seq;
+		s.outstanding++;
+		s.need_post = false;
+		if (pr.sconn_index < 32)
+			r_.sconn_mask |= 1u << pr.sconn_index;
+		r_.max_post_conn_count = std::max<std::uint64_t>(
+			r_.max_post_conn_count, pr.conn_count);
+		last_ = clock::now();
+		return true;
+	}
+	if (err == EAGAIN) {
+		r_.post_eagain++;
+	} else if (err == ENOMEM || err == EBUSY) {
+		r_.post_nocredit++;
+	} else if (err == EIO) {
+		r_.post_eio++;
+		fail(EIO, "post: EIO (connection failed for good)");
+	} else {
+		r_.post_other++;
+		r_.last_other_errno = err;
+		fail(err, std::string("post: ") + std::strerror(err));
+	}
+	return false;
+}
+
+bool Sender::post_pending(std::uint64_t first)
+{
+	bool busy = false;
+
+	for (std::uint64_t seq = first; seq < next_ && !r_.result; seq++) {
+		Slot &s = st_[seq % slots_];
+		if (!s.active || !s.need_post || s.seq != seq)
+			continue;
+		if (!post(seq, s))
+			break;
+		busy = true;
+	}
+	return busy;
+}
+
+bool Sender::read_verdicts(bool busy)
+{
+	for (;;) {
+		std::optional<Msg> m;
+		try {
+			m = chan_.recv(milliseconds(busy ? 0 : 1));
+		} catch (const std::exception &e) {
+			fail(EPIPE, std::string("receiver gone: ") + e.what());
 			break;
 		}
-		if (side.ring().drain(on_event))
-			busy = true;
-		// The receiver's verdicts.
-		for (;;) {
-			std::optional<Msg> m;
-			try {
-				m = chan.recv(milliseconds(busy ? 0 : 1));
-			} catch (const std::exception &e) {
-				fail(EPIPE, std::string("receiver gone: ") + e.what());
-				break;
-			}
-			if (!m)
-				break;
-			if (m->type == msg_text) {
-				fail(EPROTO, "receiver: " +
-						     std::string(reinterpret_cast<const char *>(
-									 m->body.data()),
-								 m->len));
-				break;
-			}
-			if (m->type == msg_recv_report) {
-				out.recv = body_of<RecvReport>(*m);
-				fail(EPROTO, "receiver ended early");
-				break;
-			}
-			if (m->type != msg_done)
-				continue;
-			const auto seq = body_of<std::uint64_t>(*m);
-			Slot &s = st[seq % slots];
-			if (s.active && s.seq == seq)
-				s.peer_done = true;
-			last = clock::now();
-			busy = true;
+		if (!m)
+			break;
+		if (m->type == msg_text) {
+			fail(EPROTO, "receiver: " +
+					     std::string(reinterpret_cast<const char *>(
+								 m->body.data()),
+							 m->len));
+			break;
 		}
-		// Finished: verified by the receiver, nothing outstanding.
-		for (std::uint64_t seq = first; seq < next; seq++) {
-			Slot &s = st[seq % slots];
-			if (!s.active || s.seq != seq || !s.peer_done || s.outstanding)
-				continue;
-			s.active = false;
-			s.need_post = false;
-			r.messages++;
-			r.bytes += s.plan.len;
-			if (progress)
-				progress(r.bytes);
+		if (m->type == msg_recv_report) {
+			out_.recv = body_of<RecvReport>(*m);
+			fail(EPROTO, "receiver ended early");
+			break;
 		}
-		if (ms_since(last) > spec.stall_s * 1000ULL)
-			fail(ETIMEDOUT, "sender: no progress for " +
-						std::to_string(spec.stall_s) + " s (" +
-						std::to_string(wr_seq.size()) +
-						" writes outstanding)");
-		if (ms_since(t0) > spec.timeout_s * 1000ULL)
-			fail(ETIMEDOUT, "sender: transfer timeout");
+		if (m->type != msg_done)
+			continue;
+		const auto seq = body_of<std::uint64_t>(*m);
+		Slot &s = st_[seq % slots_];
+		if (s.active && s.seq == seq)
+			s.peer_done = true;
+		last_ = clock::now();
+		busy = true;
 	}
+	return busy;
+}
 
-	// Every post gets its completion, also after a failure.
-	auto end = clock::now() + seconds(r.result ? 60 : 10);
-	while (!wr_seq.empty() && clock::now() < end) {
-		if (!side.ring().drain(on_event))
+void Sender::retire(std::uint64_t first)
+{
+	for (std::uint64_t seq = first; seq < next_; seq++) {
+		Slot &s = st_[seq % slots_];
+		if (!s.active || s.seq != seq || !s.peer_done || s.outstanding)
+			continue;
+		s.active = false;
+		s.need_post = false;
+		r_.messages++;
+		r_.bytes += s.plan.len;
+		if (progress_)
+			progress_(r_.bytes);
+	}
+}
+
+void Sender::check_time()
+{
+	if (ms_since(last_) > spec_.stall_s * 1000ULL)
+		fail(ETIMEDOUT, "sender: no progress for " +
+					std::to_string(spec_.stall_s) + " s (" +
+					std::to_string(wr_seq_.size()) +
+					" writes outstanding)");
+	if (ms_since(t0_) > spec_.timeout_s * 1000ULL)
+		fail(ETIMEDOUT, "sender: transfer timeout");
+}
+
+void Sender::run()
+{
+	auto on_event = [this](const rv::Event &e) { this->on_event(e); };
+
+	while (!r_.result && r_.messages < count_) {
+		fill_free_slots();
+		const std::uint64_t first = next_ > slots_ ? next_ - slots_ : 0;
+		bool busy = post_pending(first);
+		if (side_.ring().drain(on_event))
+			busy = true;
+		// read_verdicts() after the others: it waits 1 ms when idle.
+		busy = read_verdicts(busy);
+		retire(first);
+		check_time();
+	}
+}
+
+void Sender::drain_completions()
+{
+	auto on_event = [this](const rv::Event &e) { this->on_event(e); };
+	auto end = clock::now() + seconds(r_.result ? 60 : 10);
+
+	while (!wr_seq_.empty() && clock::now() < end) {
+		if (!side_.ring().drain(on_event))
 			std::this_thread::sleep_for(milliseconds(2));
 	}
-	r.outstanding_end = wr_seq.size();
-	r.overflow = side.ring().overflow_count();
-	r.conn_count_last = side.conn_count_sum();
-	r.elapsed_ms = ms_since(t0);
+	r_.outstanding_end = wr_seq_.size();
+	r_.overflow = side_.ring().overflow_count();
+	r_.conn_count_last = side_.conn_count_sum();
+	r_.elapsed_ms = ms_since(t0_);
+}
 
+void Sender::finish()
+{
 	try {
-		chan.send(msg_fin);
+		chan_.send(msg_fin);
 		auto until = clock::now() + seconds(60);
-		while (!out.recv && clock::now() < until) {
-			std::optional<Msg> m = chan.recv(milliseconds(100));
+		while (!out_.recv && clock::now() < until) {
+			std::optional<Msg> m = chan_.recv(milliseconds(100));
 			if (m && m->type == msg_recv_report)
-				out.recv = body_of<RecvReport>(*m);
+				out_.recv = body_of<RecvReport>(*m);
 		}
 	} catch (const std::exception &e) {
 		fail(EPIPE, e.what());
 	}
+}
+
+} // namespace
+
+TransferResult send_transfer(Side &side, Channel &chan,
+			     const std::function<void(std::uint64_t)> &progress)
+{
+	TransferResult out;
+	const auto t0 = clock::now();
+	out.info = chan.expect_body<RecvInfo>(msg_recv_info, seconds(120));
+	require_rxe_safe_slots(out.info.spec);
+
+	Sender sender(side, chan, out, progress, t0);
+	sender.run();
+	sender.drain_completions();
+	sender.finish();
 	return out;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 //
 // Environment of the VM tests, which need the rv module loaded. The
-// fuzzer (tools/testing/fuzz) takes its nodes from here too.
+// fuzzer (fuzz/) takes its nodes from here too.
 //
 //   RV_DEVICE  device node to test (default RV_FILE_NAME, /dev/rv)
 //   RV_RVINFO  rvinfo binary (default: the one built with these tests,

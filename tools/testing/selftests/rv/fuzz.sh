@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The ioctl/mmap fuzzer (tools/testing/fuzz, rv_fuzz) against rv.ko: a
+# The ioctl/mmap fuzzer (userspace/tests/vm/fuzz, rv_fuzz) against rv.ko: a
 # campaign with a fixed seed, then no rv verbs object left in "rdma
 # resource show" once every fuzz process is gone, rmmod, and no kmemleak
 # report. Runs as root inside the test VM (tools/testing/vm/vm-run
 # --rxe 2), prints TAP.
 #
 #   RV_KO            rv.ko (default: the one built in the tree)
-#   RV_FUZZ          rv_fuzz (default: RV_BUILD_DIR/userspace/fuzz/rv_fuzz)
+#   RV_FUZZ          rv_fuzz (default: RV_BUILD_DIR/userspace/tests/vm/fuzz/rv_fuzz)
 #   RV_FUZZ_CALLS    calls of the campaign (default 100000)
 #   RV_FUZZ_SEED     its seed (default 1)
 #   RV_FUZZ_SECONDS  its time bound (default 1800)
@@ -27,7 +27,7 @@ bench=${RV_BENCH_DIR:-$top/tools/testing/vm}
 . "$bench/lib.sh"
 
 ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
-fuzz=${RV_FUZZ:-${RV_BUILD_DIR:-$top/build}/userspace/fuzz/rv_fuzz}
+fuzz=${RV_FUZZ:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/fuzz/rv_fuzz}
 calls=${RV_FUZZ_CALLS:-100000}
 seed=${RV_FUZZ_SEED:-1}
 seconds=${RV_FUZZ_SECONDS:-1800}

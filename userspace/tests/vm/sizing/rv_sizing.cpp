@@ -408,6 +408,26 @@ public:
 	void cleanup() noexcept;
 
 private:
+	// A command's words: w[0] its name, arg(i) the i-th argument.
+	struct Command {
+		std::vector<std::string> w;
+		const std::string &arg(std::size_t i) const
+		{
+			if (i >= w.size())
+				throw std::invalid_argument(w[0] + ": missing argument");
+			return w[i];
+		}
+	};
+
+	// One function per command, each answering "ok ..." or "err ...".
+	std::string attach(const Command &c);
+	std::string conn(const Command &c);
+	std::string wait(const Command &c);
+	std::string buf(const Command &c);
+	std::string reg(const Command &c);
+	std::string verbs(const Command &c);
+	std::string qps(const Command &c);
+
 	const NodeInfo &node(const std::string &s) const
 	{
 		std::size_t i = std::stoul(s);
@@ -467,155 +487,178 @@ void WorkerState::cleanup() noexcept
 
 std::string WorkerState::run(const std::string &line)
 {
-	auto w = split(line, ' ');
-	if (w.empty())
+	const Command c{split(line, ' ')};
+	if (c.w.empty())
 		throw std::invalid_argument("empty command");
-	const std::string &c = w[0];
-	auto arg = [&](std::size_t i) -> const std::string & {
-		if (i >= w.size())
-			throw std::invalid_argument(c + ": missing argument");
-		return w[i];
-	};
-	if (c == "attach") {
-		// attach NODE CQ_ENTRIES NUM_CONN Q_DEPTH MR_MB KEY
-		local_ = &node(arg(1));
-		dev_ = std::make_unique<rv::Device>("/dev/rv");
-		(void)dev_->capability();
-		rv::AttachParams p;
-		p.dev_name = local_->dev;
-		p.port_num = 1;
-		p.loc_gid_index = local_->gid_index;
-		p.loc_gid = local_->gid;
-		p.loc_addr = local_->ip;
-		p.cq_entries = static_cast<std::uint32_t>(std::stoul(arg(2)));
-		p.num_conn = static_cast<std::uint8_t>(std::stoul(arg(3)));
-		p.q_depth = static_cast<std::uint32_t>(std::stoul(arg(4)));
-		p.mr_cache_size = static_cast<std::uint32_t>(std::stoul(arg(5)));
-		p.job_key = unhex(arg(6));
-		p.reconnect_timeout = 30;
-		p.hb_interval = 1000;
-		rv::Attach a = dev_->attach(p);
-		if (p.cq_entries)
-			ring_ = rv::EventRing::map(*dev_);
-		return "ok rv_index=" + std::to_string(a.rv_index) +
-		       " q_depth=" + std::to_string(a.q_depth);
+	const std::string &name = c.w[0];
+	if (name == "attach")
+		return attach(c);
+	if (name == "conn")
+		return conn(c);
+	if (name == "wait")
+		return wait(c);
+	if (name == "buf")
+		return buf(c);
+	if (name == "reg")
+		return reg(c);
+	if (name == "verbs")
+		return verbs(c);
+	if (name == "qps" || name == "qpcq")
+		return qps(c);
+	throw std::invalid_argument("unknown command " + name);
+}
+
+std::string WorkerState::attach(const Command &c)
+{
+	// attach NODE CQ_ENTRIES NUM_CONN Q_DEPTH MR_MB KEY
+	local_ = &node(c.arg(1));
+	dev_ = std::make_unique<rv::Device>("/dev/rv");
+	(void)dev_->capability();
+	rv::AttachParams p;
+	p.dev_name = local_->dev;
+	p.port_num = 1;
+	p.loc_gid_index = local_->gid_index;
+	p.loc_gid = local_->gid;
+	p.loc_addr = local_->ip;
+	p.cq_entries = static_cast<std::uint32_t>(std::stoul(c.arg(2)));
+	p.num_conn = static_cast<std::uint8_t>(std::stoul(c.arg(3)));
+	p.q_depth = static_cast<std::uint32_t>(std::stoul(c.arg(4)));
+	p.mr_cache_size = static_cast<std::uint32_t>(std::stoul(c.arg(5)));
+	p.job_key = unhex(c.arg(6));
+	p.reconnect_timeout = 30;
+	p.hb_interval = 1000;
+	rv::Attach a = dev_->attach(p);
+	if (p.cq_entries)
+		ring_ = rv::EventRing::map(*dev_);
+	return "ok rv_index=" + std::to_string(a.rv_index) +
+	       " q_depth=" + std::to_string(a.q_depth);
+}
+
+std::string WorkerState::conn(const Command &c)
+{
+	// conn REMOTE_NODE: CONN_CREATE and CONN_CONNECT (no wait)
+	if (!dev_ || !local_)
+		throw std::logic_error("conn before attach");
+	const NodeInfo &r = node(c.arg(1));
+	auto conn = rv::Connection::create(
+		*dev_, rv::Remote::roce(r.gid, r.ip, local_->gid_index, 1));
+	conn.connect(rv::PathRecord::roce(local_->gid, r.gid, 3));
+	conns_.push_back(std::move(conn));
+	return "ok";
+}
+
+std::string WorkerState::wait(const Command &c)
+{
+	// wait SECONDS: every connection of this process connected
+	const auto t = seconds(std::stoul(c.arg(1)));
+	for (auto &conn : conns_)
+		if (!conn.wait_connected(t))
+			return "err not connected in time";
+	return "ok";
+}
+
+std::string WorkerState::buf(const Command &c)
+{
+	// buf BYTES [rev]: private anonymous memory, every page
+	// touched, without transparent huge pages (4 KiB pages). With
+	// rev the pages are touched from the last to the first, so
+	// that consecutive pages are (almost never) physically
+	// contiguous and a pinned range's scatterlist cannot merge
+	// them: the worst case for per-page bookkeeping.
+	buf_len_ = std::stoull(c.arg(1));
+	const bool rev = c.w.size() > 2 && c.w[2] == "rev";
+	buf_ = ::mmap(nullptr, buf_len_, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf_ == MAP_FAILED) {
+		buf_ = nullptr;
+		rv::throw_errno("mmap");
 	}
-	if (c == "conn") {
-		// conn REMOTE_NODE: CONN_CREATE and CONN_CONNECT (no wait)
-		if (!dev_ || !local_)
-			throw std::logic_error("conn before attach");
-		const NodeInfo &r = node(arg(1));
-		auto conn = rv::Connection::create(
-			*dev_, rv::Remote::roce(r.gid, r.ip, local_->gid_index, 1));
-		conn.connect(rv::PathRecord::roce(local_->gid, r.gid, 3));
-		conns_.push_back(std::move(conn));
-		return "ok";
+	(void)::madvise(buf_, buf_len_, MADV_NOHUGEPAGE);
+	const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+	auto *b = static_cast<volatile char *>(buf_);
+	for (std::size_t i = 0; i < buf_len_ / page; i++)
+		b[(rev ? buf_len_ / page - 1 - i : i) * page] = 0x5a;
+	buf_used_ = 0;
+	return "ok vmpin=" + std::to_string(vm_pin_bytes());
+}
+
+std::string WorkerState::reg(const Command &c)
+{
+	// reg COUNT SIZE: COUNT REG_MEMs of SIZE bytes, back to back
+	// in the buffer, kept referenced
+	if (!dev_)
+		throw std::logic_error("reg before attach");
+	const std::size_t count = std::stoull(c.arg(1));
+	const std::size_t size = std::stoull(c.arg(2));
+	if (buf_used_ + count * size > buf_len_)
+		throw std::invalid_argument("reg: buffer too small");
+	for (std::size_t i = 0; i < count; i++) {
+		mrs_.push_back(dev_->reg_mem(
+			static_cast<char *>(buf_) + buf_used_, size,
+			rv::access::psm3_recv));
+		buf_used_ += size;
 	}
-	if (c == "wait") {
-		// wait SECONDS: every connection of this process connected
-		const auto t = seconds(std::stoul(arg(1)));
-		for (auto &conn : conns_)
-			if (!conn.wait_connected(t))
-				return "err not connected in time";
-		return "ok";
-	}
-	if (c == "buf") {
-		// buf BYTES [rev]: private anonymous memory, every page
-		// touched, without transparent huge pages (4 KiB pages). With
-		// rev the pages are touched from the last to the first, so
-		// that consecutive pages are (almost never) physically
-		// contiguous and a pinned range's scatterlist cannot merge
-		// them: the worst case for per-page bookkeeping.
-		buf_len_ = std::stoull(arg(1));
-		const bool rev = w.size() > 2 && w[2] == "rev";
-		buf_ = ::mmap(nullptr, buf_len_, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (buf_ == MAP_FAILED) {
-			buf_ = nullptr;
-			rv::throw_errno("mmap");
+	return "ok vmpin=" + std::to_string(vm_pin_bytes());
+}
+
+std::string WorkerState::verbs(const Command &c)
+{
+	// verbs NODE SEND_CQE RECV_CQE: open the device, a PD and the
+	// process's two CQs, as PSM3 does
+	const NodeInfo &n = node(c.arg(1));
+	int num = 0;
+	ibv_device **list = ibv_get_device_list(&num);
+	if (!list)
+		rv::throw_errno("ibv_get_device_list");
+	for (int i = 0; i < num && !ctx_; i++)
+		if (n.dev == ibv_get_device_name(list[i]))
+			ctx_ = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx_)
+		throw std::runtime_error("cannot open verbs device " + n.dev);
+	pd_ = ibv_alloc_pd(ctx_);
+	if (!pd_)
+		rv::throw_errno("ibv_alloc_pd");
+	scq_ = ibv_create_cq(ctx_, std::stoi(c.arg(2)), nullptr, nullptr, 0);
+	rcq_ = ibv_create_cq(ctx_, std::stoi(c.arg(3)), nullptr, nullptr, 0);
+	if (!scq_ || !rcq_)
+		rv::throw_errno("ibv_create_cq");
+	return "ok";
+}
+
+std::string WorkerState::qps(const Command &c)
+{
+	// qps COUNT SEND_WR RECV_WR: user RC QPs on the shared CQs
+	if (!pd_)
+		throw std::logic_error("qps before verbs");
+	const unsigned long count = std::stoul(c.arg(1));
+	ibv_qp_init_attr a{};
+	a.send_cq = scq_;
+	a.recv_cq = rcq_;
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = static_cast<std::uint32_t>(std::stoul(c.arg(2)));
+	a.cap.max_recv_wr = static_cast<std::uint32_t>(std::stoul(c.arg(3)));
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	// qpcq ... CQE: each QP on a CQ of its own with CQE entries,
+	// as rv makes its QPs
+	const int own_cqe = c.w[0] == "qpcq" ? std::stoi(c.arg(4)) : 0;
+	for (unsigned long i = 0; i < count; i++) {
+		ibv_qp_init_attr ai = a;
+		if (own_cqe) {
+			ibv_cq *cq = ibv_create_cq(ctx_, own_cqe, nullptr,
+						   nullptr, 0);
+			if (!cq)
+				rv::throw_errno("ibv_create_cq");
+			qp_cqs_.push_back(cq);
+			ai.send_cq = ai.recv_cq = cq;
 		}
-		(void)::madvise(buf_, buf_len_, MADV_NOHUGEPAGE);
-		const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-		auto *b = static_cast<volatile char *>(buf_);
-		for (std::size_t i = 0; i < buf_len_ / page; i++)
-			b[(rev ? buf_len_ / page - 1 - i : i) * page] = 0x5a;
-		buf_used_ = 0;
-		return "ok vmpin=" + std::to_string(vm_pin_bytes());
+		ibv_qp *q = ibv_create_qp(pd_, &ai);
+		if (!q)
+			rv::throw_errno("ibv_create_qp");
+		qps_.push_back(q);
 	}
-	if (c == "reg") {
-		// reg COUNT SIZE: COUNT REG_MEMs of SIZE bytes, back to back
-		// in the buffer, kept referenced
-		if (!dev_)
-			throw std::logic_error("reg before attach");
-		const std::size_t count = std::stoull(arg(1));
-		const std::size_t size = std::stoull(arg(2));
-		if (buf_used_ + count * size > buf_len_)
-			throw std::invalid_argument("reg: buffer too small");
-		for (std::size_t i = 0; i < count; i++) {
-			mrs_.push_back(dev_->reg_mem(
-				static_cast<char *>(buf_) + buf_used_, size,
-				rv::access::psm3_recv));
-			buf_used_ += size;
-		}
-		return "ok vmpin=" + std::to_string(vm_pin_bytes());
-	}
-	if (c == "verbs") {
-		// verbs NODE SEND_CQE RECV_CQE: open the device, a PD and the
-		// process's two CQs, as PSM3 does
-		const NodeInfo &n = node(arg(1));
-		int num = 0;
-		ibv_device **list = ibv_get_device_list(&num);
-		if (!list)
-			rv::throw_errno("ibv_get_device_list");
-		for (int i = 0; i < num && !ctx_; i++)
-			if (n.dev == ibv_get_device_name(list[i]))
-				ctx_ = ibv_open_device(list[i]);
-		ibv_free_device_list(list);
-		if (!ctx_)
-			throw std::runtime_error("cannot open verbs device " + n.dev);
-		pd_ = ibv_alloc_pd(ctx_);
-		if (!pd_)
-			rv::throw_errno("ibv_alloc_pd");
-		scq_ = ibv_create_cq(ctx_, std::stoi(arg(2)), nullptr, nullptr, 0);
-		rcq_ = ibv_create_cq(ctx_, std::stoi(arg(3)), nullptr, nullptr, 0);
-		if (!scq_ || !rcq_)
-			rv::throw_errno("ibv_create_cq");
-		return "ok";
-	}
-	if (c == "qps" || c == "qpcq") {
-		// qps COUNT SEND_WR RECV_WR: user RC QPs on the shared CQs
-		if (!pd_)
-			throw std::logic_error("qps before verbs");
-		const unsigned long count = std::stoul(arg(1));
-		ibv_qp_init_attr a{};
-		a.send_cq = scq_;
-		a.recv_cq = rcq_;
-		a.qp_type = IBV_QPT_RC;
-		a.cap.max_send_wr = static_cast<std::uint32_t>(std::stoul(arg(2)));
-		a.cap.max_recv_wr = static_cast<std::uint32_t>(std::stoul(arg(3)));
-		a.cap.max_send_sge = 1;
-		a.cap.max_recv_sge = 1;
-		// qpcq ... CQE: each QP on a CQ of its own with CQE entries,
-		// as rv makes its QPs
-		const int own_cqe = c == "qpcq" ? std::stoi(arg(4)) : 0;
-		for (unsigned long i = 0; i < count; i++) {
-			ibv_qp_init_attr ai = a;
-			if (own_cqe) {
-				ibv_cq *cq = ibv_create_cq(ctx_, own_cqe, nullptr,
-							   nullptr, 0);
-				if (!cq)
-					rv::throw_errno("ibv_create_cq");
-				qp_cqs_.push_back(cq);
-				ai.send_cq = ai.recv_cq = cq;
-			}
-			ibv_qp *q = ibv_create_qp(pd_, &ai);
-			if (!q)
-				rv::throw_errno("ibv_create_qp");
-			qps_.push_back(q);
-		}
-		return "ok";
-	}
-	throw std::invalid_argument("unknown command " + c);
+	return "ok";
 }
 
 int worker_main(int fd, const std::vector<NodeInfo> &nodes)
