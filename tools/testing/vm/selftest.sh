@@ -95,6 +95,13 @@ else
 	tap_not_ok "tap-run counts ok/not ok/SKIP, exit status and missing plan" "exit $rc"
 	show "$LOG/tap-run.out"
 fi
+# t5 reports its failure and exits 1: one failure, not two.
+printf '#!/bin/sh\necho 1..2\necho "ok 1 - a"\necho "not ok 2 - b"\nexit 1\n' >"$tmp/t5"
+chmod +x "$tmp/t5"
+rc=0
+"$BENCH_DIR/tap-run" "$tmp/t5" >"$LOG/tap-run5.out" 2>&1 || rc=$?
+tap_is "tap-run counts a failing program's exit status only when it reported no failure" \
+	"$rc $(tail -n1 "$LOG/tap-run5.out") $(grep -c '^not ok' "$LOG/tap-run5.out")" "1 1 passed, 1 failed 1"
 rc=0
 "$BENCH_DIR/tap-run" "$tmp/t3" >"$LOG/tap-run2.out" 2>&1 || rc=$?
 tap_is "tap-run exits 0 when nothing failed" "$rc $(tail -n1 "$LOG/tap-run2.out")" "0 1 passed, 0 failed"

@@ -106,12 +106,19 @@ mib() { echo "$(($1 >> 20)) MiB"; }
 # verbs of rping, without rv), so that a failure of the new job is rv's.
 # A broken bed is one failure, VM b's, that names it (VM a's view of the
 # same rping is a diagnostic); bed_ok=0 then skips the new job.
+# The VMs come to it at different times: VM b only once its sender has
+# finished, and the sender's out-of-band TCP connection can sit in
+# retransmission backoff for a minute or more after the fault. So VM a
+# serves for as long as VM b can be late (its sender's --timeout 180 and
+# the 90 s to repair the node), plus VM b's 90 s to ping.
 bed_ok=1
 bed_check() {
 	local out name="$fault: soft RoCE works between the VMs after the fault"
+	local -a opt=(-t 90)
+	[ "$RV_VM_ROLE" = b ] || opt+=(-w 420)
 	tap_step "$fault: bed-check (rping between the VMs, no rv)"
 	# Only its own "works" line counts: its failure paths can exit 0.
-	if out=$(timeout -k 10 200 "$top/tools/testing/vm/bed-check" -t 90 2>&1) &&
+	if out=$(timeout -k 10 480 "$top/tools/testing/vm/bed-check" "${opt[@]}" 2>&1) &&
 	   grep -q '^bed: .* works' <<<"$out"; then
 		tap_ok "$name ($(tail -n 1 <<<"$out"))"
 		return
