@@ -402,7 +402,7 @@ static int rv_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	s = &conn->sconn[pd.index];
 	mutex_lock(&s->mutex);
 	s->stats.req_recv++;
-	trace_rv_cm_event(s, ev->event, 0);
+	trace_rv_cm_event(s, ev->event, 0, 0, 0);
 	switch (s->state) {
 	case RV_SCONN_WAITING:
 		reason = rv_cm_accept(s, id, ev);
@@ -579,7 +579,7 @@ static int rv_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	mutex_lock(&s->mutex);
 	/* Else an id the QP gave up; it is being destroyed. */
 	if (s->cm_id == id) {
-		trace_rv_cm_event(s, ev->event, rv_cm_event_status(ev));
+		trace_rv_cm_event(s, ev->event, 0, 0, rv_cm_event_status(ev));
 		ret = rv_cm_qp_event(s, id, ev);
 	}
 	if (ret < 0) {

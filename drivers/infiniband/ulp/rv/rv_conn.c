@@ -48,7 +48,7 @@ void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state)
 	lockdep_assert_held(&s->mutex);
 	spin_lock_irqsave(&s->lock, flags);
 	if (s->state != state)
-		trace_rv_sconn_state(s, s->state, state);
+		trace_rv_sconn_state(s, s->state, state, 0, 0);
 	s->state = state;
 	spin_unlock_irqrestore(&s->lock, flags);
 }
@@ -124,7 +124,7 @@ void rv_sconn_established(struct rv_sconn *s)
 	s->t_connected = ktime_get();
 	s->attempts = 0;
 	spin_lock_irqsave(&s->lock, flags);
-	trace_rv_sconn_state(s, s->state, RV_SCONN_CONNECTED);
+	trace_rv_sconn_state(s, s->state, RV_SCONN_CONNECTED, 0, 0);
 	s->state = RV_SCONN_CONNECTED;
 	s->was_connected = true;
 	s->lost = false;

@@ -214,7 +214,7 @@ static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	};
 	unsigned long flags;
 
-	trace_rv_send_cmpl(s, user, ctx->len, wc->status);
+	trace_rv_send_cmpl(s, user->tgid, ctx->len, 0, wc->status);
 	rv_ring_post(&user->ring, RV_WC_RDMA_WRITE, &ev);
 	rv_mr_put_io(user, ctx->mr);
 
