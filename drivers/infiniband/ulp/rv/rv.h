@@ -10,11 +10,11 @@
  *                       the agreed parameters, the kernel PD and the map
  *                       rv_index -> rv_user. Refcounted: each attached
  *                       process holds a reference; the last put frees it.
- *   struct rv_user    - one attached process: its rv_index, event ring,
- *                       MR cache and connection handles. Refcounted: its
- *                       rv_file holds one reference until release, each
- *                       write in flight another; the last put frees it
- *                       from rv_wq.
+ *   struct rv_user    - one attached process (rv_user.c): its rv_index,
+ *                       event ring, MR cache and connection handles.
+ *                       Refcounted: its rv_file holds one reference until
+ *                       release, each write in flight another; the last
+ *                       put frees it from rv_wq.
  *   struct rv_conn    - the job's RC QPs to one remote node (rv_conn.h),
  *                       refcounted by the process handles on it.
  *   struct rv_file    - one per open of /dev/rv.
@@ -80,7 +80,7 @@ struct rv_conn;
 
 /*
  * Ranges that bound both the module parameters (rv_params.c) and what
- * ATTACH accepts (rv_job.c).
+ * ATTACH accepts (rv_user.c).
  */
 #define RV_Q_DEPTH_MIN 16
 #define RV_Q_DEPTH_MAX 65536
@@ -223,10 +223,13 @@ struct rv_ioctl_ctx {
 extern const struct file_operations rv_fops;
 struct rv_user *rv_file_user(struct rv_file *rf, int *err);
 
-/* rv_job.c */
+/* rv_user.c */
 long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx);
 void rv_user_release(struct rv_user *user);
 void rv_user_put(struct rv_user *user);
+
+/* rv_job.c */
+void rv_job_leave(struct rv_job_dev *jdev);
 struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
 				    __be64 service_id, const u8 *job_key,
 				    u8 job_key_len, u32 uid,
