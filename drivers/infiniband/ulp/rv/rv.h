@@ -249,7 +249,7 @@ long rv_ioctl_conn_connected(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_conn_get_conn_count(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_conn_get_stats(const struct rv_ioctl_ctx *ctx);
 
-/* rv_qp.c */
+/* rv_send.c */
 long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx);
 
 /* rv_ring.c */

@@ -54,26 +54,6 @@ void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state)
 }
 
 /*
- * From any context: a connected or connecting QP was lost. Does nothing
- * when the QP is in no such state: rv itself is draining it (recovery,
- * failure, close) or it has not started.
- */
-void rv_sconn_lost(struct rv_sconn *s)
-{
-	unsigned long flags;
-	bool kick = false;
-
-	spin_lock_irqsave(&s->lock, flags);
-	if (s->state == RV_SCONN_CONNECTED || s->state == RV_SCONN_CONNECTING) {
-		kick = !s->lost;
-		s->lost = true;
-	}
-	spin_unlock_irqrestore(&s->lock, flags);
-	if (kick)
-		mod_delayed_work(rv_wq, &s->work, 0);
-}
-
-/*
  * A REQ or REP was sent. The CM reports how that ends,
  * except when its MAD never completes (a port whose QP1 stopped sending
  * after the address went); the work then fails the QP at its deadline,

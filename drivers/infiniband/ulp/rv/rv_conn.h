@@ -178,8 +178,29 @@ struct rv_conn {
 #define RV_STALL_MS 9000
 #define RV_STALL_MIN_KBPS 128		/* kB/s, 1 kB = 1000 B */
 
+/*
+ * From any context: a connected or connecting QP was lost. Does nothing
+ * when the QP is in no such state: rv itself is draining it (recovery,
+ * failure, close) or it has not started. Only reports the loss: the
+ * state machine's work (rv_sconn.c) acts on it, so that the data path and
+ * the QP's event handler need nothing of the state machine but this.
+ */
+static inline void rv_sconn_lost(struct rv_sconn *s)
+{
+	unsigned long flags;
+	bool kick = false;
+
+	spin_lock_irqsave(&s->lock, flags);
+	if (s->state == RV_SCONN_CONNECTED || s->state == RV_SCONN_CONNECTING) {
+		kick = !s->lost;
+		s->lost = true;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (kick)
+		mod_delayed_work(rv_wq, &s->work, 0);
+}
+
 /* rv_conn.c */
-void rv_sconn_lost(struct rv_sconn *s);
 void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
 void rv_sconn_connecting(struct rv_sconn *s);
 void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
@@ -216,5 +237,14 @@ void rv_qp_destroy(struct rv_sconn *s);
 int rv_qp_to_state(struct rv_sconn *s, enum ib_qp_state state);
 void rv_hb_start(struct rv_sconn *s);
 void rv_hb_work(struct work_struct *work);
+
+/* rv_send.c */
+void rv_send_done(struct ib_cq *cq, struct ib_wc *wc);
+void rv_hb_done(struct ib_cq *cq, struct ib_wc *wc);
+bool rv_hb_post(struct rv_sconn *s);
+
+/* rv_recv.c */
+int rv_post_recv(struct rv_recv_ctx *rc);
+void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 
 #endif /* RV_CONN_H */
