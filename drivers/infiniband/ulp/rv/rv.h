@@ -230,11 +230,13 @@ void rv_user_put(struct rv_user *user);
 
 /* rv_job.c */
 void rv_job_leave(struct rv_job_dev *jdev);
-struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
-				    __be64 service_id, const u8 *job_key,
-				    u8 job_key_len, u32 uid,
-				    const union ib_gid *sgid, u16 slid,
-				    int *reason);
+struct rv_req_info;
+struct rv_conn *rv_jobs_find_conn(struct ib_device *ibdev, u32 port,
+				  __be64 service_id,
+				  const struct rv_req_info *req,
+				  struct rv_conn *(*find)(struct rv_job_dev *jdev,
+							  const void *arg),
+				  const void *arg, int *reason);
 void rv_job_put(struct rv_job_dev *jdev);
 void rv_jobs_remove_device(struct rv_device *dev);
 void rv_jobs_for_each(void (*fn)(struct rv_job_dev *jdev, void *arg),

@@ -3,16 +3,24 @@
  * Shared RC connections: one struct rv_conn per (job-device, remote node),
  * holding num_conn struct rv_sconn, each one RC QP with its CQ and CM id.
  *
- * Files:
- *   rv_conn.c - the objects, their lifetime, the CONN_* ioctls and the
- *               per-QP state machine (connect, recovery, deadlines);
- *   rv_cm.c   - the IB CM side: listener, REQ/REP/RTU/REJ/DREQ, private
- *               data, address resolution;
- *   rv_qp.c   - QPs and CQs, receive preposting, the write data path,
- *               completions and heartbeats.
+ * Files, each calling only those below it:
+ *   rv_conn.c  - the connection objects, their lifetime, the CONN_*
+ *                ioctls and the listener's handler (which connection and
+ *                QP a REQ is for);
+ *   rv_sconn.c - the per-QP state machine (connect, recovery, deadlines):
+ *                the only code that changes a QP's state; it handles the
+ *                CM's events on the QP's CM ids and address resolution;
+ *   rv_cm.c    - IB CM messages: listener, path, private data, the REQ,
+ *                REP and REJ sent, address resolution; no state;
+ *   rv_qp.c    - QPs and CQs, their contexts and CM states, the liveness
+ *                tick (heartbeat and stall watchdog);
+ *   rv_send.c  - POST_WRITE, send completions, the heartbeat's SEND;
+ *   rv_recv.c  - receive preposting and receive completions.
+ * The data path, the QP's events and the watchdog report a loss with
+ * rv_sconn_lost() (below), which the state machine's work acts on.
  *
- * State of one QP (rv_sconn.state; changed under both sconn->mutex and
- * sconn->lock, read under either):
+ * State of one QP (rv_sconn.state; changed only in rv_sconn.c, under both
+ * sconn->mutex and sconn->lock, read under either):
  *
  *   IDLE --CONNECT--> WAITING (listener side) or DELAY (initiator side)
  *   DELAY --work--> RESOLVING --dmac--> CONNECTING (REQ sent)
@@ -201,17 +209,19 @@ static inline void rv_sconn_lost(struct rv_sconn *s)
 }
 
 /* rv_conn.c */
-void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
-void rv_sconn_connecting(struct rv_sconn *s);
-void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
-			u64 *max_again);
-void rv_sconn_established(struct rv_sconn *s);
-void rv_sconn_retry(struct rv_sconn *s, bool hard);
-bool rv_sconn_can_send(struct rv_sconn *s);
-struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
-				     const union ib_gid *sgid, u16 slid);
 void rv_conn_put(struct rv_conn *conn);
-u32 rv_conn_timeout_s(const struct rv_conn *conn);
+int rv_conn_listen_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
+
+/* rv_sconn.c: the events of the state machine */
+int rv_sconn_init(struct rv_sconn *s, struct rv_conn *conn, u8 index);
+int rv_sconn_prepare(struct rv_sconn *s);
+void rv_sconn_unprepare(struct rv_sconn *s);
+void rv_sconn_start(struct rv_sconn *s);
+void rv_sconn_stop(struct rv_sconn *s, enum rv_sconn_state state);
+void rv_sconn_close(struct rv_sconn *s);
+int rv_sconn_req(struct rv_sconn *s, struct ib_cm_id *id,
+		 const struct ib_cm_event *ev);
+int rv_sconn_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
 
 /* The GID table entry this QP's attempts go through. */
 static inline const struct ib_gid_attr *
@@ -222,12 +232,22 @@ rv_sconn_sgid_attr(const struct rv_sconn *s)
 }
 
 /* rv_cm.c */
+void rv_cm_init(ib_cm_handler listen_handler);
 int rv_cm_listen(struct rv_job_dev *jdev);
 void rv_cm_unlisten(struct rv_job_dev *jdev);
 int rv_cm_path_init(struct rv_conn *conn);
-void rv_cm_start_connect(struct rv_sconn *s);
+void rv_cm_build_path(struct rv_sconn *s);
+int rv_cm_send_req(struct rv_sconn *s, struct ib_cm_id *id);
+int rv_cm_send_rep(struct rv_sconn *s, struct ib_cm_id *id);
+int rv_cm_resolve(struct rv_sconn *s,
+		  void (*done)(int status, struct sockaddr *src,
+			       struct rdma_dev_addr *addr, void *context));
 void rv_cm_cancel_resolve(struct rv_sconn *s);
-struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s);
+void rv_cm_reject(struct ib_cm_id *id, u8 reason);
+bool rv_cm_rej_is_final(const struct ib_cm_event *ev);
+int rv_cm_event_status(const struct ib_cm_event *ev);
+void rv_cm_count(struct rv_conn_get_stats_params_out *st,
+		 enum ib_cm_event_type event);
 
 /* rv_qp.c */
 int rv_sconn_ctx_alloc(struct rv_sconn *s);

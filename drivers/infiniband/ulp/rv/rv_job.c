@@ -13,6 +13,7 @@
 
 #include "rv_conn.h"
 #include "rv_job.h"
+#include "rv_wire.h"
 
 /* See the locking order in rv.h. */
 DEFINE_SRCU(rv_dev_srcu);
@@ -248,25 +249,26 @@ void rv_jobs_remove_device(struct rv_device *dev)
 }
 
 /**
- * rv_job_conn_for_req - the connection an inbound CM REQ is for
+ * rv_jobs_find_conn - the connection an inbound CM REQ is for
  * @ibdev: device the REQ arrived on
  * @port: and its port
  * @service_id: the listener's service id
- * @job_key: job key of the REQ
- * @job_key_len: its length
- * @uid: uid of the REQ, in the initial user namespace
- * @sgid: source GID of the REQ (global connections)
- * @slid: source LID of the REQ (others)
+ * @req: the job key and uid (in the initial user namespace) of the REQ
+ * @find: looks for the connection in one job (rv_conn.c), under
+ *	rv_jobs_lock; returns it with a reference held, or NULL
+ * @arg: for @find: where the REQ comes from
  * @reason: set when NULL is returned: RV_REJ_UID if the job exists only
  *	for another uid, else RV_REJ_RETRY (not attached or not created yet)
  *
- * Return: the connection with a reference held, or NULL.
+ * Return: what @find returned for the first listed job of the REQ's key
+ * and uid that has the connection, or NULL.
  */
-struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
-				    __be64 service_id, const u8 *job_key,
-				    u8 job_key_len, u32 uid,
-				    const union ib_gid *sgid, u16 slid,
-				    int *reason)
+struct rv_conn *rv_jobs_find_conn(struct ib_device *ibdev, u32 port,
+				  __be64 service_id,
+				  const struct rv_req_info *req,
+				  struct rv_conn *(*find)(struct rv_job_dev *jdev,
+							  const void *arg),
+				  const void *arg, int *reason)
 {
 	struct rv_conn *conn = NULL;
 	struct rv_job_dev *jdev;
@@ -276,13 +278,13 @@ struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
 	list_for_each_entry(jdev, &rv_jobs, list) {
 		if (jdev->dev->ib_dev != ibdev ||
 		    !rv_job_key_matches(jdev, port, be64_to_cpu(service_id),
-					job_key, job_key_len))
+					req->job_key, req->job_key_len))
 			continue;
-		if (from_kuid_munged(&init_user_ns, jdev->uid) != uid) {
+		if (from_kuid_munged(&init_user_ns, jdev->uid) != req->uid) {
 			*reason = RV_REJ_UID;
 			continue;
 		}
-		conn = rv_conn_find_for_req(jdev, sgid, slid);
+		conn = find(jdev, arg);
 		if (conn)
 			break;
 		*reason = RV_REJ_RETRY;

@@ -26,6 +26,7 @@ static int __init rv_init(void)
 	rv_wq = alloc_workqueue("rv", WQ_MEM_RECLAIM, 0);
 	if (!rv_wq)
 		return -ENOMEM;
+	rv_cm_init(rv_conn_listen_handler);
 	ret = rv_dev_init();
 	if (ret)
 		goto err_wq;
