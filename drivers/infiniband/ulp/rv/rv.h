@@ -197,8 +197,8 @@ struct rv_file {
 };
 
 /* rv_dev.c */
-int rv_dev_init(void);
-void rv_dev_exit(void);
+struct rv_device *rv_device_add(struct ib_device *ib_dev);
+void rv_device_unlist(struct rv_device *dev);
 struct rv_device *rv_device_get_by_name(const char *name);
 void rv_device_put(struct rv_device *dev);
 void rv_devices_for_each(void (*fn)(struct rv_device *dev, void *arg),
@@ -238,7 +238,9 @@ struct rv_conn *rv_jobs_find_conn(struct ib_device *ibdev, u32 port,
 							  const void *arg),
 				  const void *arg, int *reason);
 void rv_job_put(struct rv_job_dev *jdev);
-void rv_jobs_remove_device(struct rv_device *dev);
+struct rv_job_dev *rv_job_get_live(struct rv_device *dev);
+void rv_job_mark_dead(struct rv_job_dev *jdev);
+void rv_job_free_verbs(struct rv_job_dev *jdev);
 void rv_jobs_for_each(void (*fn)(struct rv_job_dev *jdev, void *arg),
 		      void *arg);
 

@@ -171,18 +171,12 @@ out_put_dev:
 }
 
 /*
- * The device of @jdev is going away: free every verbs object of the job
- * now, once no ioctl that may not have seen it dead is running. Its
- * connections fail for good (their writes in flight complete with an
- * error status), its processes' MRs are deregistered, and what is left
- * is a job-device without a device: its processes get ENODEV (EIO from
- * POST and the connection ioctls) until they close.
+ * The device of @jdev is going away (rv_main.c): the job is dead from
+ * now on, and once this returns no ioctl that may not have seen it dead
+ * is running. A new attach with its key starts a new job.
  */
-static void rv_job_kill(struct rv_job_dev *jdev)
+void rv_job_mark_dead(struct rv_job_dev *jdev)
 {
-	struct rv_user *user;
-	unsigned long index;
-
 	mutex_lock(&rv_jobs_lock);
 	WRITE_ONCE(jdev->dead, true);
 	if (!list_empty(&jdev->list))
@@ -190,17 +184,11 @@ static void rv_job_kill(struct rv_job_dev *jdev)
 	mutex_unlock(&rv_jobs_lock);
 	/* Every later ioctl of the job sees it dead and keeps off. */
 	synchronize_srcu(&rv_dev_srcu);
+}
 
-	rv_conns_kill(jdev);
-	/* Teardown of dropped connections and frees of finished users. */
-	flush_workqueue(rv_wq);
-
-	xa_for_each(&jdev->users, index, user) {
-		if (!kref_get_unless_zero(&user->kref))
-			continue;
-		rv_mr_user_flush(user);
-		rv_user_put(user);
-	}
+/* Last of a dead job's device: its listener and PD. */
+void rv_job_free_verbs(struct rv_job_dev *jdev)
+{
 	rv_cm_unlisten(jdev);
 	jdev->listen_id = NULL;
 	ib_dealloc_pd(jdev->pd);
@@ -222,30 +210,24 @@ void rv_jobs_for_each(void (*fn)(struct rv_job_dev *jdev, void *arg),
 	mutex_unlock(&rv_jobs_lock);
 }
 
-/* From the ib_client remove callback: every job on @dev loses it. */
-void rv_jobs_remove_device(struct rv_device *dev)
+/*
+ * For the removal of @dev: a job on it not yet dead, with a reference
+ * held; or NULL.
+ */
+struct rv_job_dev *rv_job_get_live(struct rv_device *dev)
 {
 	struct rv_job_dev *jdev;
-	bool found;
 
-	do {
-		found = false;
-		mutex_lock(&rv_jobs_lock);
-		list_for_each_entry(jdev, &rv_all_jobs, all) {
-			if (jdev->dev == dev && !jdev->dead &&
-			    kref_get_unless_zero(&jdev->kref)) {
-				found = true;
-				break;
-			}
+	mutex_lock(&rv_jobs_lock);
+	list_for_each_entry(jdev, &rv_all_jobs, all) {
+		if (jdev->dev == dev && !jdev->dead &&
+		    kref_get_unless_zero(&jdev->kref)) {
+			mutex_unlock(&rv_jobs_lock);
+			return jdev;
 		}
-		mutex_unlock(&rv_jobs_lock);
-		if (found) {
-			rv_job_kill(jdev);
-			rv_job_put(jdev);
-		}
-	} while (found);
-	/* Jobs whose last reference went meanwhile are released there. */
-	flush_workqueue(rv_wq);
+	}
+	mutex_unlock(&rv_jobs_lock);
+	return NULL;
 }
 
 /**
