@@ -231,12 +231,12 @@ void rv_user_put(struct rv_user *user);
 /* rv_job.c */
 void rv_job_leave(struct rv_job_dev *jdev);
 struct rv_req_info;
-struct rv_conn *rv_jobs_find_conn(struct ib_device *ibdev, u32 port,
-				  __be64 service_id,
-				  const struct rv_req_info *req,
-				  struct rv_conn *(*find)(struct rv_job_dev *jdev,
-							  const void *arg),
-				  const void *arg, int *reason);
+struct rv_conn *
+rv_jobs_find_conn(struct ib_device *ibdev, u32 port, __be64 service_id,
+		  const struct rv_req_info *req,
+		  struct rv_conn *(*find)(struct rv_job_dev *jdev,
+					  const void *arg),
+		  const void *arg, int *reason);
 void rv_job_put(struct rv_job_dev *jdev);
 struct rv_job_dev *rv_job_get_live(struct rv_device *dev);
 void rv_job_mark_dead(struct rv_job_dev *jdev);

@@ -245,12 +245,12 @@ struct rv_job_dev *rv_job_get_live(struct rv_device *dev)
  * Return: what @find returned for the first listed job of the REQ's key
  * and uid that has the connection, or NULL.
  */
-struct rv_conn *rv_jobs_find_conn(struct ib_device *ibdev, u32 port,
-				  __be64 service_id,
-				  const struct rv_req_info *req,
-				  struct rv_conn *(*find)(struct rv_job_dev *jdev,
-							  const void *arg),
-				  const void *arg, int *reason)
+struct rv_conn *
+rv_jobs_find_conn(struct ib_device *ibdev, u32 port, __be64 service_id,
+		  const struct rv_req_info *req,
+		  struct rv_conn *(*find)(struct rv_job_dev *jdev,
+					  const void *arg),
+		  const void *arg, int *reason)
 {
 	struct rv_conn *conn = NULL;
 	struct rv_job_dev *jdev;
