@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The state machine of one QP of a shared connection (struct rv_sconn;
- * the states and their diagram are in rv_conn.h). This file is the only
+ * the states and their diagram are in rv_sconn.h). This file is the only
  * code that changes a QP's state. Its entry points are events:
  *
  *   rv_sconn_prepare/start    - CONN_CONNECT: a QP, then wait or connect

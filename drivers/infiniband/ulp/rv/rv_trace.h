@@ -25,7 +25,7 @@ TRACE_DEFINE_ENUM(RV_SCONN_RECOVERING);
 TRACE_DEFINE_ENUM(RV_SCONN_FAILED);
 TRACE_DEFINE_ENUM(RV_SCONN_CLOSING);
 
-/* The names are rv_conn.h's, which debugfs shows too. */
+/* The names are rv_sconn.h's, which debugfs shows too. */
 #define rv_show_sconn_state(x)						\
 	__print_symbolic(x, RV_SCONN_STATE_NAMES(RV_SCONN_LIST))
 
