@@ -15,7 +15,8 @@
  *                       Refcounted: its rv_file holds one reference until
  *                       release, each write in flight another; the last
  *                       put frees it from rv_wq.
- *   struct rv_conn    - the job's RC QPs to one remote node (rv_conn.h),
+ *   struct rv_conn    - the job's RC QPs to one remote node (rv_conn.h;
+ *                       each QP a struct rv_sconn, rv_sconn.h),
  *                       refcounted by the process handles on it.
  *   struct rv_file    - one per open of /dev/rv.
  *
