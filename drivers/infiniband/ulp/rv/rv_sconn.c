@@ -28,6 +28,7 @@
  * 0, the QP and so the connection have failed for good.
  */
 #include <linux/inetdevice.h>
+#include <linux/random.h>
 #include <net/addrconf.h>
 #include <rdma/ib_cache.h>
 
