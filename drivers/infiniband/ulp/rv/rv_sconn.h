@@ -8,15 +8,15 @@
  * event of rv_sconn.c that makes each transition:
  *
  *   IDLE --CONNECT [start]--> WAITING (listener side) or DELAY (initiator)
- *   DELAY --[work]--> RESOLVING --dmac [resolved]--> CONNECTING (REQ sent)
+ *   DELAY --[work]--> RESOLVING (RoCE) --dmac [resolved]--> CONNECTING
+ *     (REQ sent); not RoCE: DELAY --[work]--> CONNECTING
  *   WAITING --REQ [req]--> CONNECTING (REP sent)
  *   CONNECTING --REP/RTU [cm_handler]--> CONNECTED
- *   CONNECTING/WAITING/DELAY --REJ retry, timeout [cm_handler, work,
- *     resolved]--> DELAY or WAITING
- *   CONNECTED --loss [lost, then work]--> RECOVERING --drain, new QP
- *     [work]--> DELAY or WAITING
- *   any --deadline passed (also with no CM event) [work] or hard reject
- *     [cm_handler]--> FAILED
+ *   DELAY/RESOLVING --no REQ sent, no dmac [work, resolved]--> DELAY
+ *   CONNECTED/CONNECTING --loss, DREQ, REJ, CM error [lost, cm_handler;
+ *     then work]--> RECOVERING --drain, new QP [work]--> DELAY or WAITING
+ *   any --deadline passed (also with no CM event) [work, resolved] or a
+ *     final REJ [cm_handler]--> FAILED
  *   any --device gone [stop]--> FAILED
  *   any --last reference [close]--> CLOSING
  */
