@@ -10,12 +10,13 @@
  *                       the agreed parameters, the kernel PD and the map
  *                       rv_index -> rv_user. Refcounted: each attached
  *                       process holds a reference; the last put frees it.
- *   struct rv_user    - one attached process: its rv_index, event ring,
- *                       MR cache and connection handles. Refcounted: its
- *                       rv_file holds one reference until release, each
- *                       write in flight another; the last put frees it
- *                       from rv_wq.
- *   struct rv_conn    - the job's RC QPs to one remote node (rv_conn.h),
+ *   struct rv_user    - one attached process (rv_user.c): its rv_index,
+ *                       event ring, MR cache and connection handles.
+ *                       Refcounted: its rv_file holds one reference until
+ *                       release, each write in flight another; the last
+ *                       put frees it from rv_wq.
+ *   struct rv_conn    - the job's RC QPs to one remote node (rv_conn.h;
+ *                       each QP a struct rv_sconn, rv_sconn.h),
  *                       refcounted by the process handles on it.
  *   struct rv_file    - one per open of /dev/rv.
  *
@@ -80,7 +81,7 @@ struct rv_conn;
 
 /*
  * Ranges that bound both the module parameters (rv_params.c) and what
- * ATTACH accepts (rv_job.c).
+ * ATTACH accepts (rv_user.c).
  */
 #define RV_Q_DEPTH_MIN 16
 #define RV_Q_DEPTH_MAX 65536
@@ -197,8 +198,8 @@ struct rv_file {
 };
 
 /* rv_dev.c */
-int rv_dev_init(void);
-void rv_dev_exit(void);
+struct rv_device *rv_device_add(struct ib_device *ib_dev);
+void rv_device_unlist(struct rv_device *dev);
 struct rv_device *rv_device_get_by_name(const char *name);
 void rv_device_put(struct rv_device *dev);
 void rv_devices_for_each(void (*fn)(struct rv_device *dev, void *arg),
@@ -223,17 +224,24 @@ struct rv_ioctl_ctx {
 extern const struct file_operations rv_fops;
 struct rv_user *rv_file_user(struct rv_file *rf, int *err);
 
-/* rv_job.c */
+/* rv_user.c */
 long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx);
 void rv_user_release(struct rv_user *user);
 void rv_user_put(struct rv_user *user);
-struct rv_conn *rv_job_conn_for_req(struct ib_device *ibdev, u32 port,
-				    __be64 service_id, const u8 *job_key,
-				    u8 job_key_len, u32 uid,
-				    const union ib_gid *sgid, u16 slid,
-				    int *reason);
+
+/* rv_job.c */
+void rv_job_leave(struct rv_job_dev *jdev);
+struct rv_req_info;
+struct rv_conn *
+rv_jobs_find_conn(struct ib_device *ibdev, u32 port, __be64 service_id,
+		  const struct rv_req_info *req,
+		  struct rv_conn *(*find)(struct rv_job_dev *jdev,
+					  const void *arg),
+		  const void *arg, int *reason);
 void rv_job_put(struct rv_job_dev *jdev);
-void rv_jobs_remove_device(struct rv_device *dev);
+struct rv_job_dev *rv_job_get_live(struct rv_device *dev);
+void rv_job_mark_dead(struct rv_job_dev *jdev);
+void rv_job_free_verbs(struct rv_job_dev *jdev);
 void rv_jobs_for_each(void (*fn)(struct rv_job_dev *jdev, void *arg),
 		      void *arg);
 
@@ -246,7 +254,7 @@ long rv_ioctl_conn_connected(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_conn_get_conn_count(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_conn_get_stats(const struct rv_ioctl_ctx *ctx);
 
-/* rv_qp.c */
+/* rv_send.c */
 long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx);
 
 /* rv_ring.c */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Shared RC connections: objects, lifetime, the CONN_* ioctls and the
- * per-QP state machine. See rv_conn.h for the states.
+ * Shared RC connections: the objects, their lifetime, the CONN_* ioctls
+ * and the listener's handler, which finds the connection a REQ is for.
+ * Each QP of a connection runs its own state machine (rv_sconn.c).
  *
  * A connection is created by the first CONN_CREATE of a process of the
  * job for a remote node; later processes of the job take a reference on
@@ -9,444 +10,14 @@
  * QPs; the side with the smaller GID (or address) listens on every QP,
  * the other initiates. When the last process handle goes, the
  * connection is torn down from rv_wq.
- *
- * Loss of a connected QP (heartbeat or write failure, QP error, DREQ)
- * starts recovery: the QP is drained (every write in flight completes,
- * with an error status), replaced by a new one and connected again
- * within the job's reconnect_timeout; past it, or with reconnect_timeout
- * 0, the QP and so the connection have failed for good.
  */
-#include <linux/cred.h>
-#include <linux/inetdevice.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <net/addrconf.h>
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
-#include "rv_trace.h"
-
-/* Initial connection deadline when the job has no reconnect_timeout. */
-#define RV_CONNECT_TIMEOUT_S 60
-/* Initiator: delay before resending a REQ, growing to the maximum. */
-#define RV_RETRY_MIN_MS 20
-#define RV_RETRY_MAX_MS 1000
-/* How often a QP waiting until CM messages can leave its port looks again. */
-#define RV_SEND_POLL_MS 100
 
 static DEFINE_XARRAY_ALLOC1(rv_conn_ids);
-
-u32 rv_conn_timeout_s(const struct rv_conn *conn)
-{
-	return conn->jdev->params.reconnect_timeout ?: RV_CONNECT_TIMEOUT_S;
-}
-
-void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state)
-{
-	unsigned long flags;
-
-	lockdep_assert_held(&s->mutex);
-	spin_lock_irqsave(&s->lock, flags);
-	if (s->state != state)
-		trace_rv_sconn_state(s, s->state, state);
-	s->state = state;
-	spin_unlock_irqrestore(&s->lock, flags);
-}
-
-/*
- * From any context: a connected or connecting QP was lost. Does nothing
- * when the QP is in no such state: rv itself is draining it (recovery,
- * failure, close) or it has not started.
- */
-void rv_sconn_lost(struct rv_sconn *s)
-{
-	unsigned long flags;
-	bool kick = false;
-
-	spin_lock_irqsave(&s->lock, flags);
-	if (s->state == RV_SCONN_CONNECTED || s->state == RV_SCONN_CONNECTING) {
-		kick = !s->lost;
-		s->lost = true;
-	}
-	spin_unlock_irqrestore(&s->lock, flags);
-	if (kick)
-		mod_delayed_work(rv_wq, &s->work, 0);
-}
-
-/*
- * A REQ or REP was sent. The CM reports how that ends,
- * except when its MAD never completes (a port whose QP1 stopped sending
- * after the address went); the work then fails the QP at its deadline,
- * as it would any other attempt still unanswered by then.
- */
-void rv_sconn_connecting(struct rv_sconn *s)
-{
-	lockdep_assert_held(&s->mutex);
-	/* Armed first: a loss seen once the state is set runs it at once. */
-	if (time_before(jiffies, s->deadline))
-		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
-	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
-}
-
-static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)
-{
-	u64 us = ktime_us_delta(ktime_get(), since);
-
-	*sum += us;
-	if (max && us > *max)
-		*max = us;
-}
-
-/*
- * A step of connecting (waiting for a REQ, resolving,
- * connecting) that began at s->t_start ended. Its time adds to @first,
- * or once the QP was connected to @again and the maximum @max_again.
- */
-void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
-			u64 *max_again)
-{
-	lockdep_assert_held(&s->mutex);
-	if (s->was_connected)
-		rv_stat_time(again, max_again, s->t_start);
-	else
-		rv_stat_time(first, NULL, s->t_start);
-}
-
-/* From the CM handler: the QP is connected. */
-void rv_sconn_established(struct rv_sconn *s)
-{
-	struct rv_conn_get_stats_params_out *st = &s->stats;
-	unsigned long flags;
-
-	lockdep_assert_held(&s->mutex);
-	rv_sconn_step_time(s, &st->connect_time, &st->reconnect_time,
-			   &st->max_reconnect_time);
-	s->t_connected = ktime_get();
-	s->attempts = 0;
-	spin_lock_irqsave(&s->lock, flags);
-	trace_rv_sconn_state(s, s->state, RV_SCONN_CONNECTED);
-	s->state = RV_SCONN_CONNECTED;
-	s->was_connected = true;
-	s->lost = false;
-	s->conn_count++;
-	spin_unlock_irqrestore(&s->lock, flags);
-	rv_hb_start(s);
-}
-
-static void rv_sconn_fail(struct rv_sconn *s)
-{
-	rv_sconn_set_state(s, RV_SCONN_FAILED);
-}
-
-/*
- * The initiator's connect attempt ended without a
- * connection: try again after a delay, unless @hard or the deadline
- * passed. The listener goes back to waiting for a REQ.
- */
-void rv_sconn_retry(struct rv_sconn *s, bool hard)
-{
-	unsigned long delay;
-
-	lockdep_assert_held(&s->mutex);
-	if (s->state == RV_SCONN_CLOSING || s->state == RV_SCONN_FAILED)
-		return;
-	if (hard || time_after(jiffies, s->deadline)) {
-		rv_sconn_fail(s);
-		/* the work drains and destroys the QP */
-		mod_delayed_work(rv_wq, &s->work, 0);
-		return;
-	}
-	if (s->conn->server) {
-		rv_sconn_set_state(s, RV_SCONN_WAITING);
-		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
-		return;
-	}
-	delay = min(RV_RETRY_MIN_MS << min(s->attempts, 6U), RV_RETRY_MAX_MS);
-	s->attempts++;
-	rv_sconn_set_state(s, RV_SCONN_DELAY);
-	mod_delayed_work(rv_wq, &s->work, msecs_to_jiffies(delay));
-}
-
-/*
- * Drop the QP's CM id, drain and replace its QP. Called with s->mutex
- * held; drops it around the calls that wait for the CM handler.
- */
-static int rv_sconn_reset(struct rv_sconn *s)
-{
-	struct ib_cm_id *id = rv_sconn_take_cm_id(s);
-
-	lockdep_assert_held(&s->mutex);
-	mutex_unlock(&s->mutex);
-	rv_cm_cancel_resolve(s);
-	if (id)
-		ib_destroy_cm_id(id);
-	cancel_delayed_work_sync(&s->hb_work);
-	mutex_lock(&s->mutex);
-
-	rv_qp_destroy(s);
-	if (s->state == RV_SCONN_FAILED || s->state == RV_SCONN_CLOSING) {
-		/* Nothing connects again: let go of the GID entry. */
-		if (s->sgid_attr)
-			rdma_put_gid_attr(s->sgid_attr);
-		s->sgid_attr = NULL;
-		return 0;
-	}
-	return rv_qp_create(s);
-}
-
-/*
- * Can a packet leave from RoCE GID entry @attr? Its netdev must be up,
- * with carrier: the port's cached state follows a link going down only
- * after the IB core's cache work has run. And the entry's IP address must
- * be configured on that netdev: a GID made from an address is deleted
- * when the address is, but later (from a workqueue); until then the
- * entry looks valid while no packet can leave from it. Link-local IPv6
- * GIDs are made from the MAC address and need no configured address.
- */
-static bool rv_gid_can_send(const struct ib_gid_attr *attr)
-{
-	union {
-		struct sockaddr_storage ss;
-		struct sockaddr_in in;
-		struct sockaddr_in6 in6;
-	} a;
-	struct net_device *ndev;
-	bool ok = false;
-
-	rdma_gid2ip((struct sockaddr *)&a.ss, &attr->gid);
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(attr);
-	if (IS_ERR(ndev) || !netif_running(ndev) || !netif_carrier_ok(ndev))
-		goto out;
-	if (a.ss.ss_family == AF_INET)
-		ok = __ip_dev_find(dev_net(ndev), a.in.sin_addr.s_addr,
-				   false) == ndev;
-#if IS_ENABLED(CONFIG_IPV6)
-	else if (ipv6_addr_type(&a.in6.sin6_addr) & IPV6_ADDR_LINKLOCAL)
-		ok = true;
-	else
-		ok = ipv6_chk_addr(dev_net(ndev), &a.in6.sin6_addr, ndev, 0);
-#endif
-out:
-	rcu_read_unlock();
-	return ok;
-}
-
-/*
- * Can CM messages leave through the QP's port? Its link
- * must be up (port ACTIVE and, on RoCE, the netdev up with carrier), the
- * job's GID in the port's table and, on RoCE, its address configured
- * (not removed; when it comes back while the old entry is still
- * referenced, the GID is at another index: s->sgid_attr follows it).
- * While they cannot, nothing is sent: no REQ,
- * and no DREQ (which destroying a connected CM id sends). Soft RoCE moves
- * its management QP (QP1) to the error state for good when a CM message
- * cannot leave (no link, no route from the source address, a deleted
- * source GID), after which no CM traffic of that device gets through.
- */
-bool rv_sconn_can_send(struct rv_sconn *s)
-{
-	const struct rv_job_dev *jdev = s->conn->jdev;
-	struct ib_device *ibdev = jdev->dev->ib_dev;
-	const struct ib_gid_attr *attr;
-	enum ib_port_state state;
-
-	lockdep_assert_held(&s->mutex);
-	if (ib_get_cached_port_state(ibdev, jdev->key.port_num, &state) ||
-	    state != IB_PORT_ACTIVE)
-		return false;
-	attr = rdma_find_gid_by_port(ibdev, &jdev->gid, jdev->gid_type,
-				     jdev->key.port_num, NULL);
-	if (IS_ERR(attr))
-		return false;
-	if (rdma_protocol_roce(ibdev, jdev->key.port_num) &&
-	    !rv_gid_can_send(attr)) {
-		rdma_put_gid_attr(attr);
-		return false;
-	}
-	/* The next attempt goes through the entry the GID has now. */
-	if (attr == rv_sconn_sgid_attr(s)) {
-		rdma_put_gid_attr(attr);
-	} else {
-		if (s->sgid_attr)
-			rdma_put_gid_attr(s->sgid_attr);
-		s->sgid_attr = attr;
-	}
-	return true;
-}
-
-/* A connected or connecting QP was lost. */
-static void rv_sconn_recover(struct rv_sconn *s)
-{
-	struct rv_conn_get_stats_params_out *st = &s->stats;
-	bool connected = s->state == RV_SCONN_CONNECTED;
-
-	lockdep_assert_held(&s->mutex);
-	rv_sconn_set_state(s, RV_SCONN_RECOVERING);
-	if (connected) {
-		rv_stat_time(&st->connected_time, NULL, s->t_connected);
-		if (!s->conn->jdev->params.reconnect_timeout) {
-			rv_sconn_fail(s);
-			rv_sconn_reset(s);
-			return;
-		}
-		st->conn_recovery++;
-		s->deadline = jiffies +
-			      s->conn->jdev->params.reconnect_timeout * HZ;
-		s->t_start = ktime_get();
-		s->attempts = 0;
-	}
-	mod_delayed_work(rv_wq, &s->work, 0);
-}
-
-/*
- * Past its deadline the QP has failed for good (and is
- * drained and destroyed now). Returns true then.
- */
-static bool rv_sconn_expired(struct rv_sconn *s)
-{
-	lockdep_assert_held(&s->mutex);
-	if (!time_after(jiffies, s->deadline))
-		return false;
-	rv_sconn_fail(s);
-	rv_sconn_reset(s);
-	return true;
-}
-
-/* State RECOVERING: replace the QP, then connect again. */
-static void rv_sconn_rebuild(struct rv_sconn *s)
-{
-	lockdep_assert_held(&s->mutex);
-	if (rv_sconn_expired(s))
-		return;
-	if (!rv_sconn_can_send(s)) {
-		mod_delayed_work(rv_wq, &s->work,
-				 msecs_to_jiffies(RV_SEND_POLL_MS));
-		return;
-	}
-	if (rv_sconn_reset(s)) {
-		rv_sconn_fail(s);
-		return;
-	}
-	if (s->state == RV_SCONN_RECOVERING)
-		rv_sconn_retry(s, false);
-}
-
-static void rv_sconn_work(struct work_struct *work)
-{
-	struct rv_sconn *s = container_of(to_delayed_work(work),
-					  struct rv_sconn, work);
-	unsigned long flags;
-	bool lost;
-
-	mutex_lock(&s->mutex);
-	spin_lock_irqsave(&s->lock, flags);
-	lost = s->lost;
-	s->lost = false;
-	spin_unlock_irqrestore(&s->lock, flags);
-
-	switch (s->state) {
-	case RV_SCONN_CONNECTED:
-		if (lost)
-			rv_sconn_recover(s);
-		break;
-	case RV_SCONN_CONNECTING:
-		if (lost)
-			rv_sconn_recover(s);
-		else
-			rv_sconn_expired(s);
-		break;
-	case RV_SCONN_RECOVERING:
-		rv_sconn_rebuild(s);
-		break;
-	case RV_SCONN_DELAY:
-		if (rv_sconn_expired(s))
-			break;
-		if (rv_sconn_can_send(s))
-			rv_cm_start_connect(s);
-		else
-			mod_delayed_work(rv_wq, &s->work,
-					 msecs_to_jiffies(RV_SEND_POLL_MS));
-		break;
-	case RV_SCONN_WAITING:
-		rv_sconn_expired(s);
-		break;
-	case RV_SCONN_FAILED:
-		/* flush what is in flight; nothing will connect again */
-		if (s->qp)
-			rv_sconn_reset(s);
-		break;
-	default:
-		break;
-	}
-	mutex_unlock(&s->mutex);
-}
-
-/*
- * On the first CONN_CONNECT, before anything
- * starts: the QP, or nothing and an errno.
- */
-static int rv_sconn_prepare(struct rv_sconn *s)
-{
-	int ret;
-
-	lockdep_assert_held(&s->conn->jdev->conn_mutex);
-	mutex_lock(&s->mutex);
-	ret = rv_qp_create(s);
-	mutex_unlock(&s->mutex);
-	return ret;
-}
-
-/* CONN_CONNECT failed for another QP: back to where prepare found it. */
-static void rv_sconn_unprepare(struct rv_sconn *s)
-{
-	mutex_lock(&s->mutex);
-	rv_qp_destroy(s);
-	mutex_unlock(&s->mutex);
-}
-
-/* CONN_CONNECT, once every QP is prepared: wait for, or send, the REQ. */
-static void rv_sconn_start(struct rv_sconn *s)
-{
-	mutex_lock(&s->mutex);
-	s->t_start = ktime_get();
-	s->deadline = jiffies + rv_conn_timeout_s(s->conn) * HZ;
-	if (s->conn->server) {
-		rv_sconn_set_state(s, RV_SCONN_WAITING);
-		mod_delayed_work(rv_wq, &s->work, s->deadline - jiffies + 1);
-	} else {
-		rv_sconn_set_state(s, RV_SCONN_DELAY);
-		mod_delayed_work(rv_wq, &s->work, 0);
-	}
-	mutex_unlock(&s->mutex);
-}
-
-/*
- * The QP stops for good in @state, FAILED or CLOSING (one already closing
- * stays so): its state machine is stopped, its QP drained and destroyed.
- */
-static void rv_sconn_stop(struct rv_sconn *s, enum rv_sconn_state state)
-{
-	mutex_lock(&s->mutex);
-	/* A close counts the time connected so far. */
-	if (state == RV_SCONN_CLOSING && s->state == RV_SCONN_CONNECTED)
-		rv_stat_time(&s->stats.connected_time, NULL, s->t_connected);
-	if (s->state != RV_SCONN_CLOSING)
-		rv_sconn_set_state(s, state);
-	mutex_unlock(&s->mutex);
-	cancel_delayed_work_sync(&s->work);
-	mutex_lock(&s->mutex);
-	rv_sconn_reset(s);
-	mutex_unlock(&s->mutex);
-}
-
-static void rv_sconn_close(struct rv_sconn *s)
-{
-	rv_sconn_stop(s, RV_SCONN_CLOSING);
-	cancel_delayed_work_sync(&s->work);
-	rv_sconn_ctx_free(s);
-	mutex_destroy(&s->mutex);
-}
 
 static void rv_conn_destroy(struct work_struct *work)
 {
@@ -519,19 +90,77 @@ static struct rv_conn *rv_conn_get_locked(struct rv_job_dev *jdev,
 	return NULL;
 }
 
+/* Where a REQ comes from: its source GID (global) or LID. */
+struct rv_req_src {
+	const union ib_gid *sgid;
+	u16 slid;
+};
+
 /*
- * The CM REQ handler's lookup of the connection a REQ from @sgid (global)
- * or @slid is for. Returns it with a reference, or NULL.
+ * For rv_jobs_find_conn(): @jdev's connection to the source of a REQ,
+ * @arg, with a reference; or NULL.
  */
-struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
-				     const union ib_gid *sgid, u16 slid)
+static struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
+					    const void *arg)
 {
+	const struct rv_req_src *src = arg;
 	struct rv_conn *conn;
 
 	mutex_lock(&jdev->conn_mutex);
-	conn = rv_conn_get_locked(jdev, sgid, slid, RV_CONN_ANY);
+	conn = rv_conn_get_locked(jdev, src->sgid, src->slid, RV_CONN_ANY);
 	mutex_unlock(&jdev->conn_mutex);
 	return conn;
+}
+
+/* A REQ: the QP it names accepts it, or it is rejected. */
+static int rv_conn_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
+	struct rv_req_src src;
+	struct rv_req_info pd;
+	struct rv_conn *conn;
+	int reason;
+
+	if (rv_req_pdata_parse(ev->private_data, &pd) ||
+	    req->qp_type != IB_QPT_RC) {
+		reason = RV_REJ_VERSION;
+		goto reject;
+	}
+	/* The CM turned the path around: dgid/dlid are the initiator's. */
+	src.sgid = &req->primary_path->dgid;
+	src.slid = be32_to_cpu(sa_path_get_dlid(req->primary_path));
+	conn = rv_jobs_find_conn(id->device, req->port,
+				 req->listen_id->service_id, &pd,
+				 rv_conn_find_for_req, &src, &reason);
+	if (!conn)
+		goto reject;
+	if (pd.index >= conn->num_conn || pd.num_conn != conn->num_conn) {
+		reason = RV_REJ_INDEX;
+		goto put;
+	}
+	if (!conn->server) {
+		reason = RV_REJ_ROLE;
+		goto put;
+	}
+	reason = rv_sconn_req(&conn->sconn[pd.index], id, ev);
+put:
+	rv_conn_put(conn);
+	if (!reason)
+		return 0;
+reject:
+	rv_cm_reject(id, reason);
+	return 1;	/* the CM destroys the new id */
+}
+
+/*
+ * The listener's handler (rv_cm_listen()): a REQ, or an event on a CM
+ * id a REQ created, which belongs to the QP that accepted it.
+ */
+int rv_conn_listen_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	if (ev->event == IB_CM_REQ_RECEIVED)
+		return rv_conn_req(id, ev);
+	return rv_sconn_cm_handler(id, ev);
 }
 
 static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
@@ -559,15 +188,7 @@ static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
 	INIT_WORK(&conn->destroy_work, rv_conn_destroy);
 
 	for (i = 0; i < n; i++) {
-		struct rv_sconn *s = &conn->sconn[i];
-
-		s->conn = conn;
-		s->index = i;
-		mutex_init(&s->mutex);
-		spin_lock_init(&s->lock);
-		INIT_DELAYED_WORK(&s->work, rv_sconn_work);
-		INIT_DELAYED_WORK(&s->hb_work, rv_hb_work);
-		ret = rv_sconn_ctx_alloc(s);
+		ret = rv_sconn_init(&conn->sconn[i], conn, i);
 		if (ret)
 			goto err;
 	}

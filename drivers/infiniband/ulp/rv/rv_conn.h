@@ -3,139 +3,29 @@
  * Shared RC connections: one struct rv_conn per (job-device, remote node),
  * holding num_conn struct rv_sconn, each one RC QP with its CQ and CM id.
  *
- * Files:
- *   rv_conn.c - the objects, their lifetime, the CONN_* ioctls and the
- *               per-QP state machine (connect, recovery, deadlines);
- *   rv_cm.c   - the IB CM side: listener, REQ/REP/RTU/REJ/DREQ, private
- *               data, address resolution;
- *   rv_qp.c   - QPs and CQs, receive preposting, the write data path,
- *               completions and heartbeats.
- *
- * State of one QP (rv_sconn.state; changed under both sconn->mutex and
- * sconn->lock, read under either):
- *
- *   IDLE --CONNECT--> WAITING (listener side) or DELAY (initiator side)
- *   DELAY --work--> RESOLVING --dmac--> CONNECTING (REQ sent)
- *   WAITING --REQ--> CONNECTING (REP sent)
- *   CONNECTING --REP/RTU--> CONNECTED
- *   CONNECTING/WAITING/DELAY --REJ retry, timeout--> DELAY or WAITING
- *   CONNECTED --loss--> RECOVERING --drain, new QP--> DELAY or WAITING
- *   any --deadline passed (also with no CM event) or hard reject--> FAILED
- *   any --last reference--> CLOSING
+ * Files, each calling only those below it:
+ *   rv_conn.c  - the connection objects, their lifetime, the CONN_*
+ *                ioctls and the listener's handler (which connection and
+ *                QP a REQ is for);
+ *   rv_sconn.c - the per-QP state machine (connect, recovery, deadlines):
+ *                the only code that changes a QP's state; it handles the
+ *                CM's events on the QP's CM ids and address resolution;
+ *   rv_cm.c    - IB CM messages: listener, path, private data, the REQ,
+ *                REP and REJ sent, address resolution; no state;
+ *   rv_qp.c    - QPs and CQs, their contexts and CM states, the liveness
+ *                tick (heartbeat and stall watchdog);
+ *   rv_send.c  - POST_WRITE, send completions, the heartbeat's SEND;
+ *   rv_recv.c  - receive preposting and receive completions.
+ * The data path, the QP's events and the watchdog report a loss with
+ * rv_sconn_lost() (rv_sconn.h), which the state machine's work acts on.
+ * The QP's states and their diagram are in rv_sconn.h.
  */
 #ifndef RV_CONN_H
 #define RV_CONN_H
 
-#include <linux/workqueue.h>
-#include <rdma/ib_addr.h>
-#include <rdma/ib_cm.h>
-#include <rdma/ib_sa.h>
-
 #include "rv.h"
+#include "rv_sconn.h"
 #include "rv_wire.h"
-
-enum rv_sconn_state {
-	RV_SCONN_IDLE,
-	RV_SCONN_WAITING,
-	RV_SCONN_DELAY,
-	RV_SCONN_RESOLVING,
-	RV_SCONN_CONNECTING,
-	RV_SCONN_CONNECTED,
-	RV_SCONN_RECOVERING,
-	RV_SCONN_FAILED,
-	RV_SCONN_CLOSING,
-};
-
-/*
- * The states' names, for debugfs and tracing, as { state, "name" } pairs:
- * RV_SCONN_STATE_NAMES(m) passes them all to the macro @m (the pairs are
- * what the tracepoint's __print_symbolic() takes as its arguments).
- */
-#define RV_SCONN_STATE_NAMES(m)						\
-	m({ RV_SCONN_IDLE, "idle" },					\
-	  { RV_SCONN_WAITING, "waiting" },				\
-	  { RV_SCONN_DELAY, "delay" },					\
-	  { RV_SCONN_RESOLVING, "resolving" },				\
-	  { RV_SCONN_CONNECTING, "connecting" },			\
-	  { RV_SCONN_CONNECTED, "connected" },				\
-	  { RV_SCONN_RECOVERING, "recovering" },			\
-	  { RV_SCONN_FAILED, "failed" },				\
-	  { RV_SCONN_CLOSING, "closing" })
-#define RV_SCONN_LIST(...) __VA_ARGS__
-
-/* One posted write (or the heartbeat), preallocated per QP. */
-struct rv_send_ctx {
-	struct ib_cqe cqe;
-	/* On sconn->free_send, or on sconn->posted while posted. */
-	struct list_head link;
-	struct rv_sconn *sconn;
-	struct rv_user *user;		/* reference held while posted */
-	struct rv_mr_entry *mr;		/* IO reference held while posted */
-	u64 wr_id;
-	u32 len;
-};
-
-struct rv_recv_ctx {
-	struct ib_cqe cqe;
-	struct rv_sconn *sconn;
-};
-
-struct rv_sconn {
-	struct rv_conn *conn;
-	u8 index;
-
-	struct mutex mutex;		/* CM and state machine steps */
-	spinlock_t lock;		/* state, credits, data path stats */
-	enum rv_sconn_state state;
-	bool was_connected;
-	bool lost;			/* loss seen, recovery pending */
-	bool qp_inited;			/* QP left RESET: drain before destroy */
-	bool established;		/* cm_id reached ESTABLISHED */
-	bool hb_busy;			/* the heartbeat is posted */
-	bool activity;			/* sends since the last heartbeat tick */
-	bool rx_seen;			/* receives since the last tick */
-	bool recv_err_reported;
-	u64 hb_done;			/* send completions at the last tick */
-	u32 stall_ms;			/* sends pending without progress */
-	u32 quiet_ms;			/* ... and nothing received either */
-
-	struct ib_cm_id *cm_id;
-	struct ib_qp *qp;
-	struct ib_cq *cq;
-	u32 conn_count;
-	u32 rq_psn;			/* listener: receive PSN, sent in REP */
-	u32 attempts;			/* connect attempts since last success */
-	unsigned long deadline;		/* jiffies: give up after */
-
-	/*
-	 * Initiator: the table entry of the job's GID this QP's attempts
-	 * use (a reference), once it differs from the connection's: an
-	 * address that goes and comes back while the old entry is held
-	 * gets a new entry, and resolving through the old one fails.
-	 */
-	const struct ib_gid_attr *sgid_attr;
-	struct rdma_dev_addr dev_addr;	/* initiator: dmac resolution */
-	bool resolve_pending;
-	struct sa_path_rec path;	/* initiator: the REQ's primary path */
-
-	u32 sq_depth;			/* writes in flight per QP */
-	u32 rq_depth;			/* receives preposted */
-	u32 outstanding;		/* writes posted, not completed */
-	struct rv_send_ctx *sctx;	/* sq_depth */
-	struct list_head free_send;
-	struct list_head posted;	/* oldest first, as they complete */
-	struct rv_send_ctx hb_ctx;
-	struct rv_recv_ctx *rctx;	/* rq_depth */
-
-	struct delayed_work work;	/* state machine */
-	struct delayed_work hb_work;	/* heartbeat ticks */
-
-	/* times, for statistics */
-	ktime_t t_start;		/* current phase began */
-	ktime_t t_connected;		/* connected since */
-
-	struct rv_conn_get_stats_params_out stats;
-};
 
 struct rv_conn {
 	struct kref kref;		/* one per process handle */
@@ -159,38 +49,9 @@ struct rv_conn {
 	struct rv_sconn sconn[];
 };
 
-/*
- * Least local ACK timeout: 4.096 us * 2^17, about half a second. Soft
- * RoCE under load (or emulation) can take longer than the path says to
- * answer, and each needless retry resends the whole window.
- */
-#define RV_MIN_QP_TIMEOUT 17
-
-/*
- * A send queue with work that neither completes nor fails for this long
- * while nothing arrives from the peer either is declared lost: twice the
- * transport's own give-up time, RV_MIN_QP_TIMEOUT times (retry_count +
- * 1). The peer's heartbeats show a link that works, however slowly: then
- * the limit grows by the time the oldest write in flight takes at
- * RV_STALL_MIN_KBPS, so that a long write on a crawling link is not a
- * loss but a QP whose sends are stuck still is.
- */
-#define RV_STALL_MS 9000
-#define RV_STALL_MIN_KBPS 128		/* kB/s, 1 kB = 1000 B */
-
 /* rv_conn.c */
-void rv_sconn_lost(struct rv_sconn *s);
-void rv_sconn_set_state(struct rv_sconn *s, enum rv_sconn_state state);
-void rv_sconn_connecting(struct rv_sconn *s);
-void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
-			u64 *max_again);
-void rv_sconn_established(struct rv_sconn *s);
-void rv_sconn_retry(struct rv_sconn *s, bool hard);
-bool rv_sconn_can_send(struct rv_sconn *s);
-struct rv_conn *rv_conn_find_for_req(struct rv_job_dev *jdev,
-				     const union ib_gid *sgid, u16 slid);
 void rv_conn_put(struct rv_conn *conn);
-u32 rv_conn_timeout_s(const struct rv_conn *conn);
+int rv_conn_listen_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
 
 /* The GID table entry this QP's attempts go through. */
 static inline const struct ib_gid_attr *
@@ -201,20 +62,21 @@ rv_sconn_sgid_attr(const struct rv_sconn *s)
 }
 
 /* rv_cm.c */
+void rv_cm_init(ib_cm_handler listen_handler);
 int rv_cm_listen(struct rv_job_dev *jdev);
 void rv_cm_unlisten(struct rv_job_dev *jdev);
 int rv_cm_path_init(struct rv_conn *conn);
-void rv_cm_start_connect(struct rv_sconn *s);
+void rv_cm_build_path(struct rv_sconn *s);
+int rv_cm_send_req(struct rv_sconn *s, struct ib_cm_id *id);
+int rv_cm_send_rep(struct rv_sconn *s, struct ib_cm_id *id);
+int rv_cm_resolve(struct rv_sconn *s,
+		  void (*done)(int status, struct sockaddr *src,
+			       struct rdma_dev_addr *addr, void *context));
 void rv_cm_cancel_resolve(struct rv_sconn *s);
-struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s);
-
-/* rv_qp.c */
-int rv_sconn_ctx_alloc(struct rv_sconn *s);
-void rv_sconn_ctx_free(struct rv_sconn *s);
-int rv_qp_create(struct rv_sconn *s);
-void rv_qp_destroy(struct rv_sconn *s);
-int rv_qp_to_state(struct rv_sconn *s, enum ib_qp_state state);
-void rv_hb_start(struct rv_sconn *s);
-void rv_hb_work(struct work_struct *work);
+void rv_cm_reject(struct ib_cm_id *id, u8 reason);
+bool rv_cm_rej_is_final(const struct ib_cm_event *ev);
+int rv_cm_event_status(const struct ib_cm_event *ev);
+void rv_cm_count(struct rv_conn_get_stats_params_out *st,
+		 enum ib_cm_event_type event);
 
 #endif /* RV_CONN_H */

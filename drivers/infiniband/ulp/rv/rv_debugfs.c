@@ -47,7 +47,7 @@ DEFINE_SHOW_ATTRIBUTE(rv_devices);
 
 /*
  * Under rv_jobs_lock, which also keeps a job that is not dead from
- * losing its device: rv_job_kill() marks it dead under the lock before
+ * losing its device: rv_job_mark_dead() marks it dead under the lock before
  * the device's remove callback returns.
  */
 static void rv_debugfs_job(struct rv_job_dev *jdev, void *arg)

@@ -59,8 +59,11 @@ static int rv_release(struct inode *inode, struct file *filp)
 {
 	struct rv_file *rf = filp->private_data;
 
-	if (rf->user)
+	if (rf->user) {
 		rv_user_release(rf->user);
+		rv_conn_user_exit(rf->user);
+		rv_user_put(rf->user);
+	}
 	mutex_destroy(&rf->lock);
 	kfree(rf);
 	return 0;

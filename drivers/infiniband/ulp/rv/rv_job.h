@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ATTACH's request once checked, for rv_job.c and its KUnit suite
- * (rv_job_test.c).
+ * ATTACH's request once checked, for rv_user.c (ATTACH), rv_job.c (the
+ * job it joins) and the KUnit suite of ATTACH's checks (rv_job_test.c).
  */
 #ifndef RV_JOB_H
 #define RV_JOB_H
@@ -19,6 +19,9 @@ struct rv_attach_req {
 	u32 cq_entries;
 	u32 loc_addr;
 };
+
+struct rv_job_dev *rv_job_get(struct rv_device *dev,
+			      const struct rv_attach_req *req);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,

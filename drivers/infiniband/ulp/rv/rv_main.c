@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rv: shared kernel RC connections and MR caching for PSM3 rendezvous.
- * Module entry points and the /dev/rv misc device.
+ * Module entry points, the /dev/rv misc device, and the ib_client: what
+ * rv does when an RDMA device comes or goes.
  */
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -10,6 +11,70 @@
 
 /* Connection state machines, teardown and deferred frees. */
 struct workqueue_struct *rv_wq;
+
+static struct ib_client rv_client;
+
+static int rv_add_one(struct ib_device *ib_dev)
+{
+	struct rv_device *dev;
+
+	dev = rv_device_add(ib_dev);
+	if (!dev)
+		return -ENOMEM;
+	ib_set_client_data(ib_dev, &rv_client, dev);
+	dev_dbg(&ib_dev->dev, "rv: added\n");
+	return 0;
+}
+
+/*
+ * The device of @jdev is going away: free every verbs object of the job
+ * now, once no ioctl that may not have seen it dead is running. Its
+ * connections fail for good (their writes in flight complete with an
+ * error status), its processes' MRs are deregistered, and what is left
+ * is a job-device without a device: its processes get ENODEV (EIO from
+ * POST and the connection ioctls) until they close.
+ */
+static void rv_job_kill(struct rv_job_dev *jdev)
+{
+	struct rv_user *user;
+	unsigned long index;
+
+	rv_job_mark_dead(jdev);
+	rv_conns_kill(jdev);
+	/* Teardown of dropped connections and frees of finished users. */
+	flush_workqueue(rv_wq);
+
+	xa_for_each(&jdev->users, index, user) {
+		if (!kref_get_unless_zero(&user->kref))
+			continue;
+		rv_mr_user_flush(user);
+		rv_user_put(user);
+	}
+	rv_job_free_verbs(jdev);
+}
+
+static void rv_remove_one(struct ib_device *ib_dev, void *client_data)
+{
+	struct rv_device *dev = client_data;
+	struct rv_job_dev *jdev;
+
+	/* No new attach finds it; the jobs on it give it up now. */
+	rv_device_unlist(dev);
+	while ((jdev = rv_job_get_live(dev))) {
+		rv_job_kill(jdev);
+		rv_job_put(jdev);
+	}
+	/* Jobs whose last reference went meanwhile are released there. */
+	flush_workqueue(rv_wq);
+	dev_dbg(&ib_dev->dev, "rv: removed\n");
+	rv_device_put(dev);
+}
+
+static struct ib_client rv_client = {
+	.name = RV_DRV_NAME,
+	.add = rv_add_one,
+	.remove = rv_remove_one,
+};
 
 static struct miscdevice rv_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
@@ -26,7 +91,8 @@ static int __init rv_init(void)
 	rv_wq = alloc_workqueue("rv", WQ_MEM_RECLAIM, 0);
 	if (!rv_wq)
 		return -ENOMEM;
-	ret = rv_dev_init();
+	rv_cm_init(rv_conn_listen_handler);
+	ret = ib_register_client(&rv_client);
 	if (ret)
 		goto err_wq;
 	rv_debugfs_init();
@@ -37,7 +103,7 @@ static int __init rv_init(void)
 
 err_debugfs:
 	rv_debugfs_exit();
-	rv_dev_exit();
+	ib_unregister_client(&rv_client);
 err_wq:
 	destroy_workqueue(rv_wq);
 	return ret;
@@ -51,7 +117,7 @@ static void __exit rv_exit(void)
 	 * Every file is closed. What their teardown left on rv_wq finishes
 	 * in the devices' remove callbacks, which flush it.
 	 */
-	rv_dev_exit();
+	ib_unregister_client(&rv_client);
 	destroy_workqueue(rv_wq);
 }
 

@@ -1,35 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * QPs of shared connections and the write data path.
+ * QPs of shared connections: their contexts, QP and CQ, the QP's moves
+ * through the CM's states, and the liveness tick (heartbeat and stall
+ * watchdog). The data path is in rv_send.c and rv_recv.c.
  *
  * Each QP has one CQ (ib_alloc_cq, workqueue poll context) for both
  * directions; every work request carries a struct ib_cqe whose done
- * callback handles its completion. The send side uses contexts
- * preallocated per QP (sq_depth of them: the send credits), so posting
- * allocates nothing. The receive side keeps rq_depth zero-SGE receives
- * posted for inbound RDMA WRITE with immediate (and heartbeats), and
- * reposts each as it completes.
- *
- * Exactly one event reaches the posting process for each write it
- * posted: the send completion, successful or not; a QP that is drained
- * for recovery or teardown flushes what it holds with an error status.
- *
- * Any completion in error, a flush too, on a QP that rv holds connected
- * (or connecting) is a loss: a QP that the device moved to the error state
- * by itself may report nothing but flushes (soft RoCE on 6.12, once the
- * node's address was removed). Only the flushes of rv's own drain come
- * when the QP is in another state.
+ * callback (rv_send.c, rv_recv.c) handles its completion.
  */
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 
 #include "rv_conn.h"
 #include "rv_quirks.h"
-#include "rv_trace.h"
-
-static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc);
-static void rv_hb_done(struct ib_cq *cq, struct ib_wc *wc);
-static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 
 int rv_sconn_ctx_alloc(struct rv_sconn *s)
 {
@@ -159,16 +141,6 @@ void rv_qp_destroy(struct rv_sconn *s)
 	s->cq = NULL;
 }
 
-static int rv_post_recv(struct rv_recv_ctx *rc)
-{
-	struct ib_recv_wr wr = {
-		.wr_cqe = &rc->cqe,
-		.num_sge = 0,
-	};
-
-	return ib_post_recv(rc->sconn->qp, &wr, NULL);
-}
-
 /* Move the QP to @state with the CM's attributes. */
 int rv_qp_to_state(struct rv_sconn *s, enum ib_qp_state state)
 {
@@ -198,142 +170,6 @@ int rv_qp_to_state(struct rv_sconn *s, enum ib_qp_state state)
 			return ret;
 	}
 	return 0;
-}
-
-static void rv_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rv_send_ctx *ctx = container_of(wc->wr_cqe, struct rv_send_ctx,
-					       cqe);
-	struct rv_sconn *s = ctx->sconn;
-	struct rv_user *user = ctx->user;
-	struct rv_event_wc ev = {
-		.status = wc->status,
-		.wr_id = ctx->wr_id,
-		.conn_handle = s->conn->id,
-		.byte_len = ctx->len,
-	};
-	unsigned long flags;
-
-	trace_rv_send_cmpl(s, user, ctx->len, wc->status);
-	rv_ring_post(&user->ring, RV_WC_RDMA_WRITE, &ev);
-	rv_mr_put_io(user, ctx->mr);
-
-	spin_lock_irqsave(&s->lock, flags);
-	s->outstanding--;
-	if (wc->status == IB_WC_SUCCESS)
-		s->stats.send_write_cqe++;
-	else
-		s->stats.send_write_cqe_fail++;
-	ctx->user = NULL;
-	ctx->mr = NULL;
-	list_move(&ctx->link, &s->free_send);
-	spin_unlock_irqrestore(&s->lock, flags);
-
-	if (wc->status != IB_WC_SUCCESS)
-		rv_sconn_lost(s);
-	rv_user_put(user);
-}
-
-/* A receive failed: for a job without recovery, tell its processes. */
-static void rv_recv_error(struct rv_sconn *s, struct ib_wc *wc)
-{
-	struct rv_job_dev *jdev = s->conn->jdev;
-	struct rv_event_wc ev = {
-		.status = wc->status,
-		.conn_handle = s->conn->id,
-	};
-	struct rv_user *user;
-	unsigned long index;
-
-	if (jdev->params.reconnect_timeout || s->recv_err_reported)
-		return;
-	s->recv_err_reported = true;
-	rcu_read_lock();
-	xa_for_each(&jdev->users, index, user)
-		rv_ring_post(&user->ring, RV_WC_RECV_RDMA_WITH_IMM, &ev);
-	rcu_read_unlock();
-}
-
-static void rv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rv_recv_ctx *rc = container_of(wc->wr_cqe, struct rv_recv_ctx,
-					      cqe);
-	struct rv_sconn *s = rc->sconn;
-	struct rv_job_dev *jdev = s->conn->jdev;
-	u8 bits = jdev->params.index_bits;
-	struct rv_event_wc ev = {};
-	struct rv_user *user;
-	unsigned long flags;
-	bool delivered = false;
-	u32 imm;
-
-	if (wc->status != IB_WC_SUCCESS) {
-		/*
-		 * A flush is the QP's error state, not a failure of this
-		 * receive: not counted, and a loss only if rv holds the QP
-		 * connected (else it is rv's own drain).
-		 */
-		if (wc->status == IB_WC_WR_FLUSH_ERR) {
-			rv_sconn_lost(s);
-			return;
-		}
-		trace_rv_recv_cmpl(s, 0, 0, 0, wc->status);
-		spin_lock_irqsave(&s->lock, flags);
-		s->stats.recv_cqe_fail++;
-		spin_unlock_irqrestore(&s->lock, flags);
-		rv_recv_error(s, wc);
-		rv_sconn_lost(s);
-		return;
-	}
-
-	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
-		imm = be32_to_cpu(wc->ex.imm_data);
-		ev.imm_data = imm;
-		ev.byte_len = wc->byte_len;
-		ev.conn_handle = s->conn->id;
-		trace_rv_recv_cmpl(s, rv_imm_index(imm, bits), wc->byte_len,
-				   imm, wc->status);
-		rcu_read_lock();
-		user = xa_load(&jdev->users, rv_imm_index(imm, bits));
-		if (user) {
-			rv_ring_post(&user->ring, RV_WC_RECV_RDMA_WITH_IMM,
-				     &ev);
-			delivered = true;
-		}
-		rcu_read_unlock();
-	}
-
-	spin_lock_irqsave(&s->lock, flags);
-	s->rx_seen = true;
-	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
-		s->stats.recv_write_cqe++;
-		s->stats.recv_write_bytes += wc->byte_len;
-		if (!delivered)
-			s->stats.recv_drop++;
-	} else {
-		s->stats.recv_hb_cqe++;
-	}
-	spin_unlock_irqrestore(&s->lock, flags);
-
-	/* A failure here means the QP is going down; recovery follows. */
-	rv_post_recv(rc);
-}
-
-static void rv_hb_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rv_sconn *s = container_of(wc->wr_cqe, struct rv_send_ctx,
-					  cqe)->sconn;
-	unsigned long flags;
-
-	spin_lock_irqsave(&s->lock, flags);
-	s->hb_busy = false;
-	if (wc->status == IB_WC_SUCCESS)
-		s->stats.send_hb_cqe++;
-	else
-		s->stats.send_hb_cqe_fail++;
-	spin_unlock_irqrestore(&s->lock, flags);
-	if (wc->status != IB_WC_SUCCESS)
-		rv_sconn_lost(s);
 }
 
 /*
@@ -385,22 +221,18 @@ static bool rv_sconn_stalled(struct rv_sconn *s, unsigned int ms)
 
 /*
  * A heartbeat tick: a QP that posted no write since the last tick sends a
- * zero-length SEND (so one that only receives sends one every tick, which
- * the writer's watchdog takes as a sign of a working link). Its failure
- * (the peer is gone), or a send queue that stopped moving, is a loss.
+ * zero-length SEND (rv_hb_post(); so one that only receives sends one
+ * every tick, which the writer's watchdog takes as a sign of a working
+ * link). Its failure (the peer is gone), or a send queue that stopped
+ * moving, is a loss.
  */
 void rv_hb_work(struct work_struct *work)
 {
 	struct rv_sconn *s = container_of(to_delayed_work(work),
 					  struct rv_sconn, hb_work);
 	unsigned int ms = s->conn->jdev->params.hb_interval;
-	struct ib_send_wr wr = {
-		.wr_cqe = &s->hb_ctx.cqe,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-	};
 	unsigned long flags;
-	bool post, failed = false;
+	bool failed;
 
 	spin_lock_irqsave(&s->lock, flags);
 	if (s->state != RV_SCONN_CONNECTED) {
@@ -412,172 +244,10 @@ void rv_hb_work(struct work_struct *work)
 		rv_sconn_lost(s);
 		return;
 	}
-	post = !s->activity && !s->hb_busy;
-	s->activity = false;
-	if (post) {
-		if (ib_post_send(s->qp, &wr, NULL)) {
-			s->stats.post_hb_fail++;
-			failed = true;
-		} else {
-			s->stats.post_hb++;
-			s->hb_busy = true;
-		}
-	}
+	failed = rv_hb_post(s);
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (failed)
 		rv_sconn_lost(s);
 	else
 		rv_hb_start(s);
-}
-
-/*
- * Post on QP @s if it is connected and has a free send context. Returns
- * 0, or -EBUSY (no credit), -EAGAIN (not connected, or the post failed
- * because the QP is going down) or -EIO (failed for good).
- */
-static int rv_sconn_post_write(struct rv_sconn *s, struct rv_user *user,
-			       struct rv_mr_entry *mr,
-			       const struct rv_post_write_params_in *in,
-			       struct rv_post_write_params_out *out)
-{
-	struct rv_send_ctx *ctx;
-	struct ib_sge sge = {
-		.addr = in->loc_addr,
-		.length = in->length,
-		.lkey = rv_mr_lkey(mr),
-	};
-	struct ib_rdma_wr wr = {
-		.wr = {
-			.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
-			.send_flags = IB_SEND_SIGNALED,
-			.sg_list = &sge,
-			.num_sge = 1,
-			.ex.imm_data = cpu_to_be32(in->immed),
-		},
-		.remote_addr = in->rem_addr,
-		.rkey = in->rkey,
-	};
-	unsigned long flags;
-	bool lost = false;
-	int ret;
-
-	spin_lock_irqsave(&s->lock, flags);
-	out->sconn_index = s->index;
-	out->conn_count = s->conn_count;
-	if (s->state != RV_SCONN_CONNECTED) {
-		/* not connected yet or recovering, or failed for good */
-		ret = s->state == RV_SCONN_FAILED ||
-		      s->state == RV_SCONN_CLOSING ? -EIO : -EAGAIN;
-		goto out;
-	}
-	ctx = list_first_entry_or_null(&s->free_send, struct rv_send_ctx,
-				       link);
-	if (!ctx) {
-		ret = -EBUSY;
-		goto out;
-	}
-	list_move_tail(&ctx->link, &s->posted);
-	ctx->user = user;
-	ctx->mr = mr;
-	ctx->wr_id = in->wr_id;
-	ctx->len = in->length;
-	wr.wr.wr_cqe = &ctx->cqe;
-	kref_get(&user->kref);
-	ret = ib_post_send(s->qp, &wr.wr, NULL);
-	if (ret) {
-		/* not the last reference: the caller's file holds one */
-		rv_user_put(user);
-		ctx->user = NULL;
-		ctx->mr = NULL;
-		list_move(&ctx->link, &s->free_send);
-		s->stats.post_write_fail++;
-		/* the QP is going down: recovery follows */
-		lost = true;
-		ret = -EAGAIN;
-		goto out;
-	}
-	s->outstanding++;
-	s->activity = true;
-	s->stats.post_write++;
-	s->stats.post_write_bytes += in->length;
-out:
-	spin_unlock_irqrestore(&s->lock, flags);
-	if (lost)
-		rv_sconn_lost(s);
-	return ret;
-}
-
-long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx)
-{
-	struct rv_user *user = ctx->user;
-	struct rv_post_write_params p;
-	struct rv_post_write_params_in *in = &p.in;
-	struct rv_post_write_params_out out = {};
-	struct rv_mr_entry *mr;
-	struct rv_conn *conn;
-	unsigned int i, start;
-	int ret = 0, err;
-
-	/* The device is gone: the connection has failed for good. */
-	if (rv_job_dead(user->jdev))
-		return -EIO;
-	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
-		return -EFAULT;
-	if (in->resv1 || !in->handle || in->handle > U32_MAX ||
-	    !in->length || in->length > U32_MAX ||
-	    in->loc_mr_handle > U32_MAX ||
-	    !(in->loc_mr_access & IBV_ACCESS_KERNEL) ||
-	    in->loc_addr < in->loc_mr_addr ||
-	    in->loc_addr + in->length < in->loc_addr ||
-	    in->loc_mr_addr + in->loc_mr_length < in->loc_mr_addr ||
-	    in->loc_addr + in->length > in->loc_mr_addr + in->loc_mr_length)
-		return -EINVAL;
-	conn = xa_load(&user->conns, in->handle);
-	if (!conn)
-		return -EINVAL;
-	/*
-	 * A write once posted cannot be taken back: an output that cannot
-	 * be written is refused first (rewriting what was read changes
-	 * nothing).
-	 */
-	if (copy_to_user(ctx->uarg, &p, sizeof(p)))
-		return -EFAULT;
-
-	mr = rv_mr_cache_get_io(&user->cache, in->loc_mr_handle,
-				in->loc_mr_addr, in->loc_mr_length,
-				in->loc_mr_access);
-	if (!mr)
-		return -EINVAL;
-
-	/*
-	 * Round robin over the QPs, skipping those without credit. The
-	 * answer when none takes it: EBUSY if one is connected (credit
-	 * comes back with completions), EAGAIN while recovering, EIO once
-	 * failed for good.
-	 */
-	start = (unsigned int)atomic_inc_return(&conn->rr);
-	err = -EIO;
-	for (i = 0; i < conn->num_conn; i++) {
-		struct rv_sconn *s = &conn->sconn[(start + i) % conn->num_conn];
-		struct rv_post_write_params_out o = {};
-
-		ret = rv_sconn_post_write(s, user, mr, in, &o);
-		if (!i || !ret)
-			out = o;
-		if (!ret)
-			break;
-		/* Prefer the most hopeful answer: EBUSY, EAGAIN, EIO. */
-		if (ret == -EBUSY || (ret == -EAGAIN && err == -EIO))
-			err = ret;
-	}
-	if (ret) {
-		ret = err;
-		rv_mr_put_io(user, mr);
-	}
-	trace_rv_post_write(user, conn, out.sconn_index, in->length,
-			    in->immed, ret);
-	if (copy_to_user(&((struct rv_post_write_params __user *)
-			   ctx->uarg)->out, &out, sizeof(out)) && !ret)
-		ret = -EFAULT;
-	return ret;
 }

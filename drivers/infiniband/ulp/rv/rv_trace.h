@@ -25,7 +25,7 @@ TRACE_DEFINE_ENUM(RV_SCONN_RECOVERING);
 TRACE_DEFINE_ENUM(RV_SCONN_FAILED);
 TRACE_DEFINE_ENUM(RV_SCONN_CLOSING);
 
-/* The names are rv_conn.h's, which debugfs shows too. */
+/* The names are rv_sconn.h's, which debugfs shows too. */
 #define rv_show_sconn_state(x)						\
 	__print_symbolic(x, RV_SCONN_STATE_NAMES(RV_SCONN_LIST))
 
@@ -108,42 +108,54 @@ TRACE_EVENT(rv_detach,
 		      __entry->job, __entry->pid, __entry->rv_index)
 );
 
-TRACE_EVENT(rv_sconn_state,
-	    TP_PROTO(const struct rv_sconn *s, enum rv_sconn_state old,
-		     enum rv_sconn_state new),
-	    TP_ARGS(s, old, new),
-	    TP_STRUCT__entry(__field(u32, job)
-			     __field(u32, conn)
-			     __field(u8, qp)
-			     __field(u8, old)
-			     __field(u8, new)),
-	    TP_fast_assign(__entry->job = s->conn->jdev->id;
-			   __entry->conn = s->conn->id;
-			   __entry->qp = s->index;
-			   __entry->old = old;
-			   __entry->new = new;),
-	    TP_printk("job=%u conn=%u qp=%u old=%s new=%s",
-		      __entry->job, __entry->conn, __entry->qp,
-		      rv_show_sconn_state(__entry->old),
-		      rv_show_sconn_state(__entry->new))
+/*
+ * The per-QP events share one record: the QP's ids, three numbers whose
+ * meaning each event gives (and prints by name) and a status. The class
+ * prints them as rv_recv_cmpl's, the only event that uses all three.
+ */
+DECLARE_EVENT_CLASS(rv_sconn_class,
+		    TP_PROTO(const struct rv_sconn *s, u32 v1, u32 v2, u32 v3,
+			     int status),
+		    TP_ARGS(s, v1, v2, v3, status),
+		    TP_STRUCT__entry(__field(u32, job)
+				     __field(u32, conn)
+				     __field(u8, qp)
+				     __field(u32, v1)
+				     __field(u32, v2)
+				     __field(u32, v3)
+				     __field(int, status)),
+		    TP_fast_assign(__entry->job = s->conn->jdev->id;
+				   __entry->conn = s->conn->id;
+				   __entry->qp = s->index;
+				   __entry->v1 = v1;
+				   __entry->v2 = v2;
+				   __entry->v3 = v3;
+				   __entry->status = status;),
+		    TP_printk("job=%u conn=%u qp=%u rv_index=%u len=%u imm=0x%x status=%d",
+			      __entry->job, __entry->conn, __entry->qp,
+			      __entry->v1, __entry->v2, __entry->v3,
+			      __entry->status)
 );
 
-TRACE_EVENT(rv_cm_event,
-	    TP_PROTO(const struct rv_sconn *s, int event, int status),
-	    TP_ARGS(s, event, status),
-	    TP_STRUCT__entry(__field(u32, job)
-			     __field(u32, conn)
-			     __field(u8, qp)
-			     __field(int, event)
-			     __field(int, status)),
-	    TP_fast_assign(__entry->job = s->conn->jdev->id;
-			   __entry->conn = s->conn->id;
-			   __entry->qp = s->index;
-			   __entry->event = event;
-			   __entry->status = status;),
-	    TP_printk("job=%u conn=%u qp=%u event=%s status=%d",
-		      __entry->job, __entry->conn, __entry->qp,
-		      rv_show_cm_event(__entry->event), __entry->status)
+/* v1: the old state, v2: the new one. */
+DEFINE_EVENT_PRINT(rv_sconn_class, rv_sconn_state,
+		   TP_PROTO(const struct rv_sconn *s, u32 v1, u32 v2, u32 v3,
+			    int status),
+		   TP_ARGS(s, v1, v2, v3, status),
+		   TP_printk("job=%u conn=%u qp=%u old=%s new=%s",
+			     __entry->job, __entry->conn, __entry->qp,
+			     rv_show_sconn_state(__entry->v1),
+			     rv_show_sconn_state(__entry->v2))
+);
+
+/* v1: the CM event. */
+DEFINE_EVENT_PRINT(rv_sconn_class, rv_cm_event,
+		   TP_PROTO(const struct rv_sconn *s, u32 v1, u32 v2, u32 v3,
+			    int status),
+		   TP_ARGS(s, v1, v2, v3, status),
+		   TP_printk("job=%u conn=%u qp=%u event=%s status=%d",
+			     __entry->job, __entry->conn, __entry->qp,
+			     rv_show_cm_event(__entry->v1), __entry->status)
 );
 
 TRACE_EVENT(rv_mr_cache,
@@ -188,49 +200,21 @@ TRACE_EVENT(rv_post_write,
 		      __entry->len, __entry->imm, __entry->ret)
 );
 
-TRACE_EVENT(rv_send_cmpl,
-	    TP_PROTO(const struct rv_sconn *s, const struct rv_user *user,
-		     u32 len, int status),
-	    TP_ARGS(s, user, len, status),
-	    TP_STRUCT__entry(__field(u32, job)
-			     __field(u32, conn)
-			     __field(u8, qp)
-			     __field(pid_t, pid)
-			     __field(u32, len)
-			     __field(int, status)),
-	    TP_fast_assign(__entry->job = s->conn->jdev->id;
-			   __entry->conn = s->conn->id;
-			   __entry->qp = s->index;
-			   __entry->pid = user->tgid;
-			   __entry->len = len;
-			   __entry->status = status;),
-	    TP_printk("job=%u conn=%u qp=%u pid=%d len=%u status=%d",
-		      __entry->job, __entry->conn, __entry->qp, __entry->pid,
-		      __entry->len, __entry->status)
+/* v1: the posting process's pid, v2: the write's length. */
+DEFINE_EVENT_PRINT(rv_sconn_class, rv_send_cmpl,
+		   TP_PROTO(const struct rv_sconn *s, u32 v1, u32 v2, u32 v3,
+			    int status),
+		   TP_ARGS(s, v1, v2, v3, status),
+		   TP_printk("job=%u conn=%u qp=%u pid=%d len=%u status=%d",
+			     __entry->job, __entry->conn, __entry->qp,
+			     (int)__entry->v1, __entry->v2, __entry->status)
 );
 
-TRACE_EVENT(rv_recv_cmpl,
-	    TP_PROTO(const struct rv_sconn *s, u32 rv_index, u32 len, u32 imm,
-		     int status),
-	    TP_ARGS(s, rv_index, len, imm, status),
-	    TP_STRUCT__entry(__field(u32, job)
-			     __field(u32, conn)
-			     __field(u8, qp)
-			     __field(u32, rv_index)
-			     __field(u32, len)
-			     __field(u32, imm)
-			     __field(int, status)),
-	    TP_fast_assign(__entry->job = s->conn->jdev->id;
-			   __entry->conn = s->conn->id;
-			   __entry->qp = s->index;
-			   __entry->rv_index = rv_index;
-			   __entry->len = len;
-			   __entry->imm = imm;
-			   __entry->status = status;),
-	    TP_printk("job=%u conn=%u qp=%u rv_index=%u len=%u imm=0x%x status=%d",
-		      __entry->job, __entry->conn, __entry->qp,
-		      __entry->rv_index, __entry->len, __entry->imm,
-		      __entry->status)
+/* v1: the rv_index of the immediate, v2: the length, v3: the immediate. */
+DEFINE_EVENT(rv_sconn_class, rv_recv_cmpl,
+	     TP_PROTO(const struct rv_sconn *s, u32 v1, u32 v2, u32 v3,
+		      int status),
+	     TP_ARGS(s, v1, v2, v3, status)
 );
 
 #endif /* RV_TRACE_H */

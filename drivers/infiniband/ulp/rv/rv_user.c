@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Attached processes: ATTACH, the per-process object and its lifetime.
+ *
+ * ATTACH checks its request, finds (or creates) the caller's job-device
+ * and makes the process a user of it: the lowest free rv_index that fits
+ * in the job's index_bits, an event ring and an MR cache. The user lives
+ * until its file is released and the last write it posted completed.
+ */
+#include <kunit/visibility.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_cache.h>
+
+#include "rv.h"
+#include "rv_job.h"
+#include "rv_trace.h"
+
+/*
+ * Checks that need no device; fills @req with defaults and policy applied.
+ * Visible to the KUnit suite.
+ */
+VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
+				     bool r5, struct rv_attach_req *req)
+{
+	u8 mode = in->rdma_mode & RV_RDMA_MODE_MASK;
+
+	if (in->resv1 || in->resv2 || memchr_inv(in->resv3, 0,
+						 sizeof(in->resv3)) ||
+	    (!r5 && in->resv4))
+		return -EINVAL;
+	if (in->rdma_mode & ~(RV_RDMA_MODE_MASK | RV_RDMA_MODE_UPSIZE_CPU))
+		return -EINVAL;
+	if (mode == RV_RDMA_MODE_USER)
+		return -EOPNOTSUPP;
+	if (mode > RV_RDMA_MODE_MAX)
+		return -EINVAL;
+	if (!in->dev_name[0] ||
+	    !memchr(in->dev_name, 0, sizeof(in->dev_name)))
+		return -EINVAL;
+	if (in->num_conn > RV_MAX_NUM_CONN ||
+	    in->index_bits > RV_MAX_INDEX_BITS ||
+	    in->job_key_len > RV_MAX_JOB_KEY_LEN ||
+	    in->cq_entries > RV_MAX_CQ_ENTRIES || in->cq_entries == 1 ||
+	    (in->q_depth && (in->q_depth < RV_Q_DEPTH_MIN ||
+			     in->q_depth > RV_Q_DEPTH_MAX)) ||
+	    in->mr_cache_size > RV_MR_CACHE_SIZE_MAX)
+		return -EINVAL;
+	if (in->reconnect_timeout && in->hb_interval &&
+	    (u64)in->reconnect_timeout * 1000 <= in->hb_interval)
+		return -EINVAL;
+
+	memcpy(req->dev_name, in->dev_name, sizeof(req->dev_name));
+	memcpy(req->gid, in->loc_gid, sizeof(req->gid));
+	req->key.port_num = in->port_num;
+	req->key.gid_index = in->loc_gid_index;
+	memcpy(req->key.job_key, in->job_key, in->job_key_len);
+	req->key.job_key_len = in->job_key_len;
+	req->key.service_id = in->service_id ?: rv_params.service_id;
+	req->params.num_conn = in->num_conn ?: rv_params.num_conn;
+	req->params.index_bits = in->index_bits;
+	req->params.q_depth = in->q_depth ?: rv_params.q_depth;
+	req->params.reconnect_timeout = min(in->reconnect_timeout,
+					    rv_params.max_reconnect_timeout);
+	req->params.hb_interval = in->hb_interval ?
+		max(in->hb_interval, rv_params.min_hb_interval) : 0;
+	if (in->mr_cache_size)
+		req->mr_cache_mb = in->mr_cache_size;
+	else if (in->rdma_mode & RV_RDMA_MODE_UPSIZE_CPU)
+		req->mr_cache_mb = rv_params.mr_cache_size_gpu;
+	else
+		req->mr_cache_mb = rv_params.mr_cache_size;
+	req->cq_entries = in->cq_entries;
+	req->loc_addr = in->loc_addr;
+	return 0;
+}
+
+/*
+ * The port must exist and be ACTIVE, the GID at gid_index must be gid;
+ * notes the GID's type.
+ */
+static int rv_attach_check_port(struct rv_device *dev,
+				struct rv_attach_req *req)
+{
+	struct ib_device *ibdev = dev->ib_dev;
+	const struct ib_gid_attr *attr;
+	enum ib_port_state state;
+	int ret;
+
+	if (!rdma_is_port_valid(ibdev, req->key.port_num))
+		return -EINVAL;
+	ret = ib_get_cached_port_state(ibdev, req->key.port_num, &state);
+	if (ret)
+		return ret;
+	if (state != IB_PORT_ACTIVE)
+		return -ENETDOWN;
+
+	attr = rdma_get_gid_attr(ibdev, req->key.port_num, req->key.gid_index);
+	if (IS_ERR(attr))
+		return -ENOENT;
+	ret = memcmp(attr->gid.raw, req->gid, sizeof(req->gid)) ? -ENOENT : 0;
+	req->gid_type = attr->gid_type;
+	rdma_put_gid_attr(attr);
+	return ret;
+}
+
+static void rv_user_free(struct work_struct *work)
+{
+	struct rv_user *user = container_of(work, struct rv_user, free_work);
+
+	/* Receive completions look users up under RCU. */
+	synchronize_rcu();
+	rv_mr_user_exit(user);
+	rv_ring_free(&user->ring);
+	rv_job_put(user->jdev);
+	mmdrop(user->mm);
+	kfree(user);
+}
+
+static void rv_user_last_put(struct kref *kref)
+{
+	struct rv_user *user = container_of(kref, struct rv_user, kref);
+
+	/* May run in a completion handler: free where sleeping is allowed. */
+	queue_work(rv_wq, &user->free_work);
+}
+
+void rv_user_put(struct rv_user *user)
+{
+	kref_put(&user->kref, rv_user_last_put);
+}
+
+/*
+ * The file is being released: no new event reaches the process, which
+ * leaves its job. The caller then drops its connection handles and its
+ * reference; writes still in flight keep the user (its MRs and ring)
+ * until they complete.
+ */
+void rv_user_release(struct rv_user *user)
+{
+	trace_rv_detach(user);
+	xa_erase(&user->jdev->users, user->rv_index);
+	rv_job_leave(user->jdev);
+}
+
+/* ATTACH's request checked, its device found: the job to join, or ERR_PTR. */
+static struct rv_job_dev *rv_attach_job(const struct rv_attach_params_in *in,
+					bool r5, struct rv_attach_req *req)
+{
+	struct rv_device *dev;
+	int ret;
+
+	ret = rv_attach_parse(in, r5, req);
+	if (ret)
+		return ERR_PTR(ret);
+	dev = rv_device_get_by_name(req->dev_name);
+	if (!dev)
+		return ERR_PTR(-ENODEV);
+	ret = rv_attach_check_port(dev, req);
+	if (ret) {
+		rv_device_put(dev);
+		return ERR_PTR(ret);
+	}
+	return rv_job_get(dev, req);
+}
+
+/*
+ * The calling process as a new user of @jdev: its rv_index reserved, its
+ * ring and MR cache set up, not yet visible. Or ERR_PTR.
+ */
+static struct rv_user *rv_user_create(struct rv_job_dev *jdev,
+				      const struct rv_attach_req *req,
+				      u32 abi_version)
+{
+	struct rv_user *user;
+	u32 index;
+	int ret;
+
+	user = kzalloc(sizeof(*user), GFP_KERNEL);
+	if (!user)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&user->kref);
+	INIT_WORK(&user->free_work, rv_user_free);
+	xa_init_flags(&user->conns, XA_FLAGS_ALLOC1);
+	user->jdev = jdev;
+	user->tgid = current->tgid;
+	user->mm = current->mm;
+	user->mr_cache_mb = req->mr_cache_mb;
+	user->max_fmr_size = min_t(u64, (u64)req->mr_cache_mb << 20,
+				   jdev->dev->ib_dev->attrs.max_mr_size);
+
+	/* Reserve the index; the user is stored once complete. */
+	ret = xa_alloc(&jdev->users, &index, NULL,
+		       XA_LIMIT(0, (1U << req->params.index_bits) - 1),
+		       GFP_KERNEL);
+	if (ret) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto err_free;
+	}
+	user->rv_index = index;
+	ret = rv_ring_init(&user->ring, req->cq_entries, abi_version);
+	if (ret)
+		goto err_erase;
+	ret = rv_mr_user_init(user);
+	if (ret)
+		goto err_ring;
+	return user;
+
+err_ring:
+	rv_ring_free(&user->ring);
+err_erase:
+	xa_erase(&jdev->users, index);
+err_free:
+	kfree(user);
+	return ERR_PTR(ret);
+}
+
+/* Undo rv_user_create() of a user never published. */
+static void rv_user_destroy(struct rv_user *user)
+{
+	rv_mr_user_exit(user);
+	rv_ring_free(&user->ring);
+	xa_erase(&user->jdev->users, user->rv_index);
+	kfree(user);
+}
+
+/*
+ * Tell the process what it got, then make the user visible to the job
+ * and the file. Fails only before anything is visible.
+ */
+static int rv_user_publish(struct rv_file *rf, struct rv_user *user,
+			   const struct rv_attach_req *req, void __user *uarg)
+{
+	struct rv_attach_params_out out = {
+		.rv_index = user->rv_index,
+		.mr_cache_size = req->mr_cache_mb,
+		.q_depth = req->params.q_depth,
+		.reconnect_timeout = req->params.reconnect_timeout,
+		.max_fmr_size = user->max_fmr_size,
+	};
+
+	if (copy_to_user(uarg, &out, sizeof(out)))
+		return -EFAULT;
+	mmgrab(user->mm);
+	xa_store(&user->jdev->users, user->rv_index, user, GFP_KERNEL);
+	/* Readers of rf->user take no lock: publish a complete user. */
+	smp_store_release(&rf->user, user);
+	return 0;
+}
+
+long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
+{
+	struct rv_file *rf = ctx->rf;
+	struct rv_attach_params p = {};
+	struct rv_attach_req req = {};
+	struct rv_job_dev *jdev;
+	struct rv_user *user;
+	int ret;
+
+	if (copy_from_user(&p, ctx->uarg, _IOC_SIZE(ctx->cmd)))
+		return -EFAULT;
+
+	mutex_lock(&rf->lock);
+	if (rf->user) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	jdev = rv_attach_job(&p.in, ctx->cmd == RV_IOCTL_ATTACH_R5, &req);
+	if (IS_ERR(jdev)) {
+		ret = PTR_ERR(jdev);
+		goto out_unlock;
+	}
+	user = rv_user_create(jdev, &req, rf->abi_version);
+	if (IS_ERR(user)) {
+		ret = PTR_ERR(user);
+		goto out_put_job;
+	}
+	ret = rv_user_publish(rf, user, &req, ctx->uarg);
+	if (ret) {
+		rv_user_destroy(user);
+		goto out_put_job;
+	}
+	mutex_unlock(&rf->lock);
+	trace_rv_attach(user);
+	return 0;
+
+out_put_job:
+	rv_job_leave(jdev);
+	rv_job_put(jdev);
+out_unlock:
+	mutex_unlock(&rf->lock);
+	return ret;
+}
