@@ -12,6 +12,7 @@
 
 #include <sched.h>
 
+#include <rv/debugfs.hpp>
 #include <rv/device.hpp>
 #include <rv/error.hpp>
 #include <rv/event_ring.hpp>
@@ -95,7 +96,7 @@ std::vector<std::uint64_t> split(const std::string &s, const char *what)
 	std::stringstream in(s);
 	std::string item;
 	while (std::getline(in, item, ',')) {
-		auto n = parse_count(item, 0);
+		auto n = rv::debugfs::parse_u64(item);
 		if (!n)
 			throw std::runtime_error(std::string("out-of-band: bad ") +
 						 what + " '" + s + "'");
