@@ -23,7 +23,7 @@
 #include "bench/command_line.hpp"
 #include "bench/commands.hpp"
 #include "bench/session.hpp"
-#include "bench/verbs.hpp"
+#include "verbs.hpp"
 
 namespace rvbench {
 
@@ -494,11 +494,11 @@ int run_reg(int argc, char **argv)
 				   std::to_string(s.port) + " as rv_index " +
 				   std::to_string(s.attach.rv_index));
 
-	rv::bench::verbs::Context ctx;
-	rv::bench::verbs::Pd pd;
+	rv::verbs::Context ctx;
+	rv::verbs::Pd pd;
 	if (o.ibv) {
-		ctx = rv::bench::verbs::open_device(s.device);
-		pd = rv::bench::verbs::alloc_pd(*ctx);
+		ctx = rv::verbs::open_device(s.device);
+		pd = rv::verbs::alloc_pd(*ctx);
 	}
 
 	// Progress: every call of every measurement, sizes over max_fmr_size
