@@ -32,4 +32,4 @@ fi
 echo "measure.sh: rv $(cat /sys/module/rv/version 2>/dev/null || echo '?')" \
 	"from $ko, nodes: ${RV_NODES:-none}, $(nproc) CPUs," \
 	"$(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
-exec "$bin" --json "$json" "$@"
+exec "$bin" --json-file "$json" "$@"

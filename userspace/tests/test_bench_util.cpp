@@ -10,42 +10,6 @@
 
 using namespace rv::bench;
 
-TEST(BenchUtil, ParseSize)
-{
-	EXPECT_EQ(parse_size("4096"), 4096u);
-	EXPECT_EQ(parse_size("4K"), 4096u);
-	EXPECT_EQ(parse_size("4k"), 4096u);
-	EXPECT_EQ(parse_size("4KiB"), 4096u);
-	EXPECT_EQ(parse_size("64KB"), 65536u);
-	EXPECT_EQ(parse_size("1M"), 1048576u);
-	EXPECT_EQ(parse_size("4MiB"), 4194304u);
-	EXPECT_EQ(parse_size("2G"), 2147483648u);
-	EXPECT_EQ(parse_size("100B"), 100u);
-	for (const char *bad : {"", "K", "0", "0K", "-1", "4X", "4KX", "4 K",
-				"4Kib2", "99999999999999999999", "17179869184G"})
-		EXPECT_FALSE(parse_size(bad)) << bad;
-}
-
-TEST(BenchUtil, ParseSizeList)
-{
-	auto v = parse_size_list("4K,64K,1M,4M");
-	ASSERT_TRUE(v);
-	EXPECT_EQ(*v, (std::vector<std::uint64_t>{4096, 65536, 1 << 20, 4 << 20}));
-	EXPECT_EQ(parse_size_list("8K"), (std::vector<std::uint64_t>{8192}));
-	for (const char *bad : {"", ",", "4K,", ",4K", "4K,,8K", "4K;8K"})
-		EXPECT_FALSE(parse_size_list(bad)) << bad;
-}
-
-TEST(BenchUtil, ParseCount)
-{
-	EXPECT_EQ(parse_count("10000"), 10000u);
-	EXPECT_EQ(parse_count("0", 0), 0u);
-	EXPECT_FALSE(parse_count("0"));
-	EXPECT_FALSE(parse_count("+5"));
-	EXPECT_FALSE(parse_count("5x"));
-	EXPECT_FALSE(parse_count("256", 1, 255));
-}
-
 TEST(BenchUtil, FormatSize)
 {
 	EXPECT_EQ(format_size(100), "100 B");

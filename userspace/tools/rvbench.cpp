@@ -59,25 +59,34 @@ void usage(std::FILE *f)
 
 } // namespace
 
+namespace {
+
+// The command argv[1] with its arguments: its exit status in rc; help for
+// "help", -h or --help instead of a command.
+rv::cli::Parsed run_command(int argc, char **argv, int &rc)
+{
+	if (argc < 2)
+		throw UsageError("no command");
+	std::string_view cmd = argv[1];
+	if (cmd == "-h" || cmd == "--help" || cmd == "help")
+		return rv::cli::Parsed::help;
+	for (const auto &c : commands)
+		if (c.name == cmd) {
+			rc = c.run(argc - 1, argv + 1);
+			return rv::cli::Parsed::run;
+		}
+	throw UsageError("unknown command '" + std::string(cmd) + "'");
+}
+
+} // namespace
+
 int main(int argc, char **argv)
 {
 	try {
-		if (argc < 2)
-			throw UsageError("no command");
-		std::string_view cmd = argv[1];
-		if (cmd == "-h" || cmd == "--help" || cmd == "help") {
-			usage(stdout);
-			return std::fflush(stdout) == 0 ? 0 : 1;
-		}
-		for (const auto &c : commands)
-			if (c.name == cmd)
-				return c.run(argc - 1, argv + 1);
-		throw UsageError("unknown command '" + std::string(cmd) + "'");
-	} catch (const UsageError &e) {
-		std::fprintf(stderr,
-			     "%s: %s\nTry '%s --help' for more information.\n",
-			     prog, e.what(), prog);
-		return 2;
+		int rc = 1;
+		if (auto r = rv::cli::parse_command_line(prog, usage, run_command, argc, argv, rc))
+			return *r;
+		return rc;
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: %s\n", prog, e.what());
 		return 1;

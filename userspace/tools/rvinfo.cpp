@@ -11,14 +11,12 @@
 #include <string>
 #include <system_error>
 
-#include <getopt.h>
-
 #include <rv/capability.hpp>
 #include <rv/device.hpp>
 #include <rv/json.hpp>
 #include <rv/version.hpp>
 
-#include "getopt_error.hpp"
+#include "cli.hpp"
 
 namespace {
 
@@ -50,50 +48,15 @@ void usage(std::FILE *f)
 		prog, RV_FILE_NAME, rv::Version::header().to_string().c_str());
 }
 
-[[noreturn]] void usage_error(const std::string &msg)
+// Parses argv into opts (rv::cli::parse_command_line()).
+rv::cli::Parsed parse_args(int argc, char **argv, Options &opts)
 {
-	std::fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n",
-		     prog, msg.c_str(), prog);
-	std::exit(2);
-}
-
-// Parses argv; exits on --help and on usage errors.
-Options parse_args(int argc, char **argv)
-{
-	static const option longopts[] = {
-		{"device", required_argument, nullptr, 'd'},
-		{"json", no_argument, nullptr, 'j'},
-		{"query-r2", no_argument, nullptr, 'r'},
-		{"help", no_argument, nullptr, 'h'},
-		{nullptr, 0, nullptr, 0},
+	const rv::cli::Option options[] = {
+		rv::cli::text("device", 'd', opts.device),
+		rv::cli::flag("json", 'j', opts.json),
+		rv::cli::flag("query-r2", 'r', opts.query_r2),
 	};
-	Options opts;
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:jrh", longopts, nullptr)) != -1) {
-		switch (c) {
-		case 'd':
-			opts.device = optarg;
-			break;
-		case 'j':
-			opts.json = true;
-			break;
-		case 'r':
-			opts.query_r2 = true;
-			break;
-		case 'h':
-			usage(stdout);
-			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
-		default:
-			usage_error(rv::tools::getopt_error(c, argv));
-		}
-	}
-	if (auto extra = rv::tools::extra_argument(argc, argv))
-		usage_error(*extra);
-	if (opts.device.empty())
-		usage_error("empty device path");
-	return opts;
+	return rv::cli::parse(argc, argv, options);
 }
 
 // "rvinfo: <device>: [<op>: ]<strerror>[ (<hint>)]" on stderr.
@@ -194,7 +157,11 @@ int run(const Options &opts)
 int main(int argc, char **argv)
 {
 	try {
-		return run(parse_args(argc, argv));
+		Options opts;
+		if (auto rc = rv::cli::parse_command_line(prog, usage, parse_args,
+							  argc, argv, opts))
+			return *rc;
+		return run(opts);
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: %s\n", prog, e.what());
 		return 1;

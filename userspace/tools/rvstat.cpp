@@ -21,12 +21,10 @@
 #include <utility>
 #include <vector>
 
-#include <getopt.h>
-
 #include <rv/debugfs.hpp>
 #include <rv/json.hpp>
 
-#include "getopt_error.hpp"
+#include "cli.hpp"
 
 namespace {
 
@@ -79,88 +77,34 @@ void usage(std::FILE *f)
 		prog, std::string(dbg::default_dir).c_str());
 }
 
-[[noreturn]] void usage_error(const std::string &msg)
-{
-	std::fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n",
-		     prog, msg.c_str(), prog);
-	std::exit(2);
-}
-
-// A decimal number in [min, max]; usage error otherwise.
-std::uint64_t parse_number(const char *opt, std::string_view text,
-			   std::uint64_t min, std::uint64_t max)
-{
-	std::uint64_t v = 0;
-	auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-	if (text.empty() || ec != std::errc() ||
-	    end != text.data() + text.size() || v < min || v > max)
-		usage_error(std::string("invalid ") + opt + " '" +
-			    std::string(text) + "'");
-	return v;
-}
-
 void parse_sections(Options &opts, std::string_view list)
 {
-	for (;;) {
-		std::size_t comma = list.find(',');
-		std::string_view n = list.substr(0, comma);
+	for (std::string_view n : rv::cli::split(list)) {
 		auto t = dbg::table_named(n);
 		if (!t)
-			usage_error("invalid section '" + std::string(n) +
-				    "' (devices, jobs, conns or procs)");
+			throw rv::cli::UsageError("invalid section '" + std::string(n) +
+						  "' (devices, jobs, conns or procs)");
 		opts.sections[static_cast<std::size_t>(*t)] = true;
-		if (comma == std::string_view::npos)
-			return;
-		list.remove_prefix(comma + 1);
 	}
 }
 
-// Parses argv; exits on --help and on usage errors.
-Options parse_args(int argc, char **argv)
+// Parses argv into opts (rv::cli::parse_command_line()).
+rv::cli::Parsed parse_args(int argc, char **argv, Options &opts)
 {
-	static const option longopts[] = {
-		{"pid", required_argument, nullptr, 'p'},
-		{"job", required_argument, nullptr, 'J'},
-		{"section", required_argument, nullptr, 's'},
-		{"json", no_argument, nullptr, 'j'},
-		{"debugfs", required_argument, nullptr, 'D'},
-		{"help", no_argument, nullptr, 'h'},
-		{nullptr, 0, nullptr, 0},
+	const rv::cli::Option options[] = {
+		rv::cli::value("pid", 'p', [&](std::string_view v) {
+			opts.pid = rv::cli::parse_uint("--pid", v, 1, INT32_MAX);
+		}),
+		rv::cli::value("job", 'J', [&](std::string_view v) {
+			opts.job = rv::cli::parse_uint("--job", v);
+		}),
+		rv::cli::value("section", 's', [&](std::string_view v) {
+			parse_sections(opts, v);
+		}),
+		rv::cli::flag("json", 'j', opts.json),
+		rv::cli::text("debugfs", 'D', opts.dir),
 	};
-	Options opts;
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:J:s:jD:h", longopts,
-				nullptr)) != -1) {
-		switch (c) {
-		case 'p':
-			opts.pid = parse_number("pid", optarg, 1, INT32_MAX);
-			break;
-		case 'J':
-			opts.job = parse_number("job id", optarg, 0, UINT64_MAX);
-			break;
-		case 's':
-			parse_sections(opts, optarg);
-			break;
-		case 'j':
-			opts.json = true;
-			break;
-		case 'D':
-			opts.dir = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			std::exit(std::fflush(stdout) == 0 ? 0 : 1);
-		default:
-			usage_error(rv::tools::getopt_error(c, argv));
-		}
-	}
-	if (auto extra = rv::tools::extra_argument(argc, argv))
-		usage_error(*extra);
-	if (opts.dir.empty())
-		usage_error("empty debugfs directory");
-	return opts;
+	return rv::cli::parse(argc, argv, options);
 }
 
 // --- selection ------------------------------------------------------------
@@ -583,7 +527,11 @@ int run(const Options &opts)
 int main(int argc, char **argv)
 {
 	try {
-		return run(parse_args(argc, argv));
+		Options opts;
+		if (auto rc = rv::cli::parse_command_line(prog, usage, parse_args,
+							  argc, argv, opts))
+			return *rc;
+		return run(opts);
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: %s\n", prog, e.what());
 		return 1;

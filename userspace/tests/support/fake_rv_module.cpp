@@ -673,11 +673,9 @@ File *receiver(const File &f, const Conn &c, std::uint32_t immed)
 
 constexpr std::uint8_t wc_rem_access_err = 10;	// IB_WC_REM_ACCESS_ERR
 
-int post_write(File &f, rv_post_write_params &p)
+// POST_RDMA_WR_IMMED's checks: 0, or the errno it answers.
+int post_errno(File &f, const rv_post_write_params_in &in, const Conn *c)
 {
-	const rv_post_write_params_in in = p.in;
-	Conn *c = find_conn(f, in.handle);
-
 	if (!c || in.resv1 || !in.length || in.length > 0xffffffffULL ||
 	    !(in.loc_mr_access & IBV_ACCESS_KERNEL))
 		return EINVAL;
@@ -702,6 +700,59 @@ int post_write(File &f, rv_post_write_params &p)
 	}();
 	if (busy_every && ++f.posts % busy_every == 0)
 		return EBUSY;
+	return 0;
+}
+
+// The write of a post from f, sent on QP qp, into r's buffer (rkey
+// 0x2000 + its MR handle): copied (one byte flipped now and then with
+// RV_FAKE_CORRUPT_EVERY), r's event and counters. The sender's
+// completion status: 0, or wc_rem_access_err for a bad rkey or range.
+std::uint8_t deliver(const File &f, File &r, const rv_post_write_params_in &in,
+		     std::uint8_t qp)
+{
+	const std::uint32_t h = in.rkey - 0x2000;
+	auto rit = r.entries.find(h);
+	const bool ok = in.rkey > 0x2000 && rit != r.entries.end() &&
+			!rit->second.stale && (rit->second.access & 2) &&
+			in.rem_addr >= rit->second.addr &&
+			in.rem_addr + in.length >= in.rem_addr &&
+			in.rem_addr + in.length <= rit->second.addr + rit->second.len;
+	if (!ok)
+		return wc_rem_access_err;
+	if (in.length)
+		std::memmove(reinterpret_cast<void *>(in.rem_addr),
+			     reinterpret_cast<const void *>(in.loc_addr), in.length);
+	static const unsigned long long corrupt_every = [] {
+		const char *v = std::getenv("RV_FAKE_CORRUPT_EVERY");
+		return v ? std::strtoull(v, nullptr, 0) : 0ULL;
+	}();
+	static unsigned long long delivered = 0;
+	if (corrupt_every && in.length && ++delivered % corrupt_every == 0)
+		reinterpret_cast<unsigned char *>(in.rem_addr)[in.length / 2] ^= 0x40;
+	auto ch = r.job->conn_handles.find(gid_key(f.gid));
+	rv::Event ev;
+	ev.event_type = RV_WC_RECV_RDMA_WITH_IMM;
+	ev.imm_data = in.immed;
+	ev.conn_handle = ch == r.job->conn_handles.end() ? 0 : ch->second;
+	ev.byte_len = static_cast<std::uint32_t>(in.length);
+	push_event(r, ev);
+	r.event_stats.recv_write_cqe++;
+	r.event_stats.recv_write_bytes += in.length;
+	for (auto &[rh, rc] : r.conns)
+		if (rc.conn_handle == ev.conn_handle && !rc.qp.empty()) {
+			rc.qp[qp % rc.qp.size()].recv_write_cqe++;
+			rc.qp[qp % rc.qp.size()].recv_write_bytes += in.length;
+			break;
+		}
+	return 0;
+}
+
+int post_write(File &f, rv_post_write_params &p)
+{
+	const rv_post_write_params_in in = p.in;
+	Conn *c = find_conn(f, in.handle);
+	if (int err = post_errno(f, in, c))
+		return err;
 
 	const std::uint8_t qp = c->next_qp;
 	c->next_qp = static_cast<std::uint8_t>((qp + 1) % c->qp.size());
@@ -709,49 +760,8 @@ int post_write(File &f, rv_post_write_params &p)
 	q.post_write++;
 	q.post_write_bytes += in.length;
 
-	std::uint8_t status = 0;
-	if (File *r = receiver(f, *c, in.immed)) {
-		const std::uint32_t h = in.rkey - 0x2000;
-		auto rit = r->entries.find(h);
-		const bool ok = in.rkey > 0x2000 && rit != r->entries.end() &&
-				!rit->second.stale && (rit->second.access & 2) &&
-				in.rem_addr >= rit->second.addr &&
-				in.rem_addr + in.length >= in.rem_addr &&
-				in.rem_addr + in.length <=
-					rit->second.addr + rit->second.len;
-		if (ok) {
-			if (in.length)
-				std::memmove(reinterpret_cast<void *>(in.rem_addr),
-					     reinterpret_cast<const void *>(in.loc_addr),
-					     in.length);
-			static const unsigned long long corrupt_every = [] {
-				const char *v = std::getenv("RV_FAKE_CORRUPT_EVERY");
-				return v ? std::strtoull(v, nullptr, 0) : 0ULL;
-			}();
-			static unsigned long long delivered = 0;
-			if (corrupt_every && in.length &&
-			    ++delivered % corrupt_every == 0)
-				reinterpret_cast<unsigned char *>(
-					in.rem_addr)[in.length / 2] ^= 0x40;
-			auto ch = r->job->conn_handles.find(gid_key(f.gid));
-			rv::Event ev;
-			ev.event_type = RV_WC_RECV_RDMA_WITH_IMM;
-			ev.imm_data = in.immed;
-			ev.conn_handle = ch == r->job->conn_handles.end() ? 0 : ch->second;
-			ev.byte_len = static_cast<std::uint32_t>(in.length);
-			push_event(*r, ev);
-			r->event_stats.recv_write_cqe++;
-			r->event_stats.recv_write_bytes += in.length;
-			for (auto &[rh, rc] : r->conns)
-				if (rc.conn_handle == ev.conn_handle && !rc.qp.empty()) {
-					rc.qp[qp % rc.qp.size()].recv_write_cqe++;
-					rc.qp[qp % rc.qp.size()].recv_write_bytes += in.length;
-					break;
-				}
-		} else {
-			status = wc_rem_access_err;
-		}
-	}
+	File *r = receiver(f, *c, in.immed);
+	const std::uint8_t status = r ? deliver(f, *r, in, qp) : 0;
 	rv::Event ev;
 	ev.event_type = RV_WC_RDMA_WRITE;
 	ev.status = status;
@@ -775,12 +785,12 @@ int post_write(File &f, rv_post_write_params &p)
 
 // --- ATTACH --------------------------------------------------------------
 
+// ATTACH's checks of its input, in the module's order: 0, or the errno
+// it answers. The device and the GID it names into d and gid.
 template <typename In>
-int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
-	   std::uint32_t resv4)
+int attach_errno(const In &in, bool has_resv4, std::uint32_t resv4,
+		 const FakeDev *&d, std::uint8_t (&gid)[16])
 {
-	if (f.attached)
-		return EBUSY;
 	bool resv3 = false;
 	for (auto b : in.resv3)
 		resv3 |= b != 0;
@@ -803,33 +813,40 @@ int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
 	if (in.reconnect_timeout && in.hb_interval &&
 	    std::uint64_t{in.reconnect_timeout} * 1000 <= in.hb_interval)
 		return EINVAL;
-	const FakeDev *d = find_dev(in.dev_name);
+	d = find_dev(in.dev_name);
 	if (!d)
 		return ENODEV;
 	if (in.port_num != 1)
 		return EINVAL;
-	std::uint8_t gid[16];
 	if (in.loc_gid_index >= gid_table_len)
 		return ENOENT;
 	fake_gid(*d, in.loc_gid_index, gid);
 	if (std::memcmp(gid, in.loc_gid, 16))
 		return ENOENT;
+	return 0;
+}
 
+// The job-device an ATTACH with in asks for: the module parameters for
+// what it leaves 0.
+template <typename In>
+JobDev wanted_job(const In &in)
+{
 	JobDev want{};
 	want.num_conn = static_cast<std::uint8_t>(in.num_conn ? in.num_conn : p_num_conn);
 	want.index_bits = in.index_bits;
 	want.q_depth = in.q_depth ? in.q_depth : p_q_depth;
 	want.reconnect = std::min(in.reconnect_timeout, p_max_reconnect);
 	want.hb = in.hb_interval ? std::max(in.hb_interval, p_min_hb) : 0;
-	std::uint64_t sid = in.service_id ? in.service_id : p_service_id;
-	std::string key = std::string(in.dev_name) + "/1/" +
-			  std::to_string(in.loc_gid_index) + "/" +
-			  std::to_string(::geteuid()) + "/" +
-			  std::string(reinterpret_cast<const char *>(in.job_key),
-				      in.job_key_len) +
-			  "/" + std::to_string(sid);
+	return want;
+}
 
-	std::shared_ptr<JobDev> job = jobs[key].lock();
+// The job-device of key (made as want if there is none) and a free
+// process index in it, into job and idx: 0, or EBUSY (a job-device of
+// other parameters) or ENOSPC (no index left).
+int join_job(const std::string &key, const JobDev &want,
+	     std::shared_ptr<JobDev> &job, std::uint32_t &idx)
+{
+	job = jobs[key].lock();
 	if (job) {
 		if (job->num_conn != want.num_conn ||
 		    job->index_bits != want.index_bits ||
@@ -839,7 +856,7 @@ int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
 	} else {
 		job = std::make_shared<JobDev>(want);
 	}
-	std::uint32_t idx = 0;
+	idx = 0;
 	const std::uint64_t slots = std::uint64_t{1} << job->index_bits;
 	while (idx < slots && job->used.count(idx))
 		idx++;
@@ -847,6 +864,32 @@ int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
 		return ENOSPC;
 	job->used.insert(idx);
 	jobs[key] = job;
+	return 0;
+}
+
+template <typename In>
+int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
+	   std::uint32_t resv4)
+{
+	if (f.attached)
+		return EBUSY;
+	const FakeDev *d = nullptr;
+	std::uint8_t gid[16];
+	if (int err = attach_errno(in, has_resv4, resv4, d, gid))
+		return err;
+
+	const JobDev want = wanted_job(in);
+	std::uint64_t sid = in.service_id ? in.service_id : p_service_id;
+	const std::string job_id = std::to_string(::geteuid()) + "/" +
+				   std::string(reinterpret_cast<const char *>(in.job_key),
+					       in.job_key_len) +
+				   "/" + std::to_string(sid);
+	std::shared_ptr<JobDev> job;
+	std::uint32_t idx = 0;
+	if (int err = join_job(std::string(in.dev_name) + "/1/" +
+				       std::to_string(in.loc_gid_index) + "/" + job_id,
+			       want, job, idx))
+		return err;
 
 	std::uint32_t mb = in.mr_cache_size;
 	if (!mb)
@@ -860,10 +903,7 @@ int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
 	f.gid_index = in.loc_gid_index;
 	std::memcpy(f.gid, gid, sizeof(f.gid));
 	f.loc_addr = in.loc_addr;
-	f.job_id = std::to_string(::geteuid()) + "/" +
-		   std::string(reinterpret_cast<const char *>(in.job_key),
-			       in.job_key_len) +
-		   "/" + std::to_string(sid);
+	f.job_id = job_id;
 	f.conns.clear();
 	f.event_stats = {};
 	f.cq_entries = in.cq_entries;

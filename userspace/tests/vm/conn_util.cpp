@@ -718,7 +718,57 @@ void require_rxe_safe_slots(const TransferSpec &spec)
 		throw std::invalid_argument("transfer slots of whole MiB trip a soft-RoCE bug: use slot_bytes()");
 }
 
+// Message seq of the transfer, byte_len bytes at its place in buf:
+// counted in r as verified or as wrong.
+void check_message(RecvReport &r, const TransferSpec &spec, const rv::Mapping &buf,
+		   std::uint64_t seq, std::uint32_t byte_len)
+{
+	const MsgPlan p = plan_message(spec, seq);
+	if (byte_len != p.len) {
+		r.bad_len++;
+		return;
+	}
+	const std::byte *at = buf.bytes() + (seq % spec.slots) * spec.slot_size +
+			      p.dst_off;
+	if (auto bad = check_pattern(at, p.len, p.key)) {
+		if (!r.mismatches) {
+			r.first_bad_seq = seq;
+			r.first_bad_offset = *bad;
+		}
+		r.mismatches++;
+	} else {
+		r.verified++;
+		r.bytes += p.len;
+	}
 }
+
+// The receiver's events into on_event until the sender's FIN, then for
+// a while the strays (duplicates, a late event). A stall of
+// spec.stall_s since last (which on_event updates) or the transfer's
+// timeout since t0 throws.
+template <typename F>
+void receive_until_fin(Side &side, Channel &chan, const TransferSpec &spec,
+		       F &&on_event, const clock::time_point &last,
+		       clock::time_point t0)
+{
+	for (;;) {
+		side.ring().drain(on_event);
+		if (auto m = chan.recv(milliseconds(1)); m && m->type == msg_fin)
+			break;
+		if (ms_since(last) > spec.stall_s * 1000ULL)
+			throw std::runtime_error("receiver: no event for " +
+						 std::to_string(spec.stall_s) + " s");
+		if (ms_since(t0) > spec.timeout_s * 1000ULL)
+			throw std::runtime_error("receiver: transfer timeout");
+	}
+	auto end = clock::now() + milliseconds(300);
+	while (clock::now() < end) {
+		side.ring().drain(on_event);
+		std::this_thread::sleep_for(milliseconds(5));
+	}
+}
+
+} // namespace
 
 RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec)
 {
@@ -736,15 +786,13 @@ RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec)
 	const std::uint64_t count = message_count(spec);
 	const std::uint64_t conn_handle = side.conn().conn_handle();
 
-	RecvInfo info;
-	info.rv_index = side.attach().rv_index;
-	info.index_bits = bits;
-	info.addr = buf.addr();
-	info.length = len;
-	info.rkey = mr.rkey();
-	info.conn_handle = conn_handle;
-	info.spec = spec;
-	chan.send(msg_recv_info, info);
+	chan.send(msg_recv_info, RecvInfo{.rv_index = side.attach().rv_index,
+					  .index_bits = bits,
+					  .addr = buf.addr(),
+					  .length = len,
+					  .rkey = mr.rkey(),
+					  .conn_handle = conn_handle,
+					  .spec = spec});
 
 	if (count > seq_mask + 1) {
 		r.result = EINVAL;
@@ -756,7 +804,6 @@ RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec)
 
 	std::vector<bool> done(count);
 	auto last = clock::now();
-	bool fin = false;
 	auto on_event = [&](const rv::Event &e) {
 		r.events++;
 		last = clock::now();
@@ -782,24 +829,7 @@ RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec)
 			r.duplicates++;
 			return;
 		}
-		const MsgPlan p = plan_message(spec, seq);
-		if (e.byte_len != p.len) {
-			r.bad_len++;
-		} else {
-			const std::byte *at = buf.bytes() +
-					      (seq % spec.slots) * spec.slot_size +
-					      p.dst_off;
-			if (auto bad = check_pattern(at, p.len, p.key)) {
-				if (!r.mismatches) {
-					r.first_bad_seq = seq;
-					r.first_bad_offset = *bad;
-				}
-				r.mismatches++;
-			} else {
-				r.verified++;
-				r.bytes += p.len;
-			}
-		}
+		check_message(r, spec, buf, seq, e.byte_len);
 		// Answer even a bad message, so that the transfer ends and
 		// the report tells what went wrong.
 		done[seq] = true;
@@ -807,24 +837,7 @@ RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec)
 	};
 
 	try {
-		while (!fin) {
-			side.ring().drain(on_event);
-			if (auto m = chan.recv(milliseconds(1))) {
-				if (m->type == msg_fin)
-					fin = true;
-			}
-			if (!fin && ms_since(last) > spec.stall_s * 1000ULL)
-				throw std::runtime_error("receiver: no event for " +
-							 std::to_string(spec.stall_s) + " s");
-			if (!fin && ms_since(t0) > spec.timeout_s * 1000ULL)
-				throw std::runtime_error("receiver: transfer timeout");
-		}
-		// Strays (duplicates) may still come; so may a late event.
-		auto end = clock::now() + milliseconds(300);
-		while (clock::now() < end) {
-			side.ring().drain(on_event);
-			std::this_thread::sleep_for(milliseconds(5));
-		}
+		receive_until_fin(side, chan, spec, on_event, last, t0);
 	} catch (const std::exception &e) {
 		r.result = EIO;
 		copy_text(r.error, sizeof(r.error), e.what());
@@ -1185,6 +1198,41 @@ std::string LossLog::str() const
 	return o.str();
 }
 
+namespace {
+
+// One write of watch_loss() to the peer, counted in log by its outcome;
+// its errno.
+int post_probe(Side &me, const WriteTarget &peer, const rv::Mapping &src,
+	       const rv::MemoryRegion &mr, std::uint64_t wr_id, LossLog &log)
+{
+	rv::WriteRequest w;
+	w.loc_addr = src.addr() + 64;
+	w.mr = &mr.info();
+	w.rem_addr = peer.addr + 128;
+	w.rkey = peer.rkey;
+	w.length = 4096;
+	w.wr_id = wr_id;
+	w.immed = me.immed(peer.rv_index, 7);
+	rv::PostResult pr;
+	const int err = me.conn().try_post_write(w, pr);
+	log.last_post_err = err;
+	if (!err) {
+		log.posts++;
+	} else if (err == EAGAIN) {
+		log.post_eagain++;
+	} else if (err == ENOMEM || err == EBUSY) {
+		log.post_nocredit++;
+	} else if (err == EIO) {
+		log.post_eio++;
+	} else {
+		log.post_other++;
+		log.last_other = err;
+	}
+	return err;
+}
+
+} // namespace
+
 LossLog watch_loss(Side &me, const WriteTarget &peer,
 		   const std::function<void()> &lose, milliseconds lose_after,
 		   milliseconds deadline)
@@ -1221,30 +1269,8 @@ LossLog watch_loss(Side &me, const WriteTarget &peer,
 		}
 		if (now - last_post >= milliseconds(20)) {
 			last_post = now;
-			rv::WriteRequest w;
-			w.loc_addr = src.addr() + 64;
-			w.mr = &mr.info();
-			w.rem_addr = peer.addr + 128;
-			w.rkey = peer.rkey;
-			w.length = 4096;
-			w.wr_id = ++wr_id;
-			w.immed = me.immed(peer.rv_index, 7);
-			rv::PostResult pr;
-			int err = me.conn().try_post_write(w, pr);
-			log.last_post_err = err;
-			if (!err) {
-				log.posts++;
+			if (!post_probe(me, peer, src, mr, ++wr_id, log))
 				outstanding[wr_id] = true;
-			} else if (err == EAGAIN) {
-				log.post_eagain++;
-			} else if (err == ENOMEM || err == EBUSY) {
-				log.post_nocredit++;
-			} else if (err == EIO) {
-				log.post_eio++;
-			} else {
-				log.post_other++;
-				log.last_other = err;
-			}
 		}
 		me.ring().drain(on_event);
 		if (now - last_check >= milliseconds(100)) {

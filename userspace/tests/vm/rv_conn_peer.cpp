@@ -44,11 +44,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -61,6 +64,7 @@
 #include <rv/error.hpp>
 #include <rv/rdma_sysfs.hpp>
 
+#include "cli.hpp"
 #include "conn_util.hpp"
 #include "vm_env.hpp"
 
@@ -70,19 +74,23 @@ using std::chrono::seconds;
 
 namespace {
 
+constexpr const char *prog = "rv_conn_peer";
+
 struct Opts {
 	std::string mode;
 	std::optional<std::size_t> node;
 	std::string dev;
-	std::string ip;
+	std::optional<std::uint32_t> ip;
 	std::optional<std::size_t> peer_node;
-	std::string peer_ip;
-	std::string job_key;
+	std::optional<std::uint32_t> peer_ip;
+	std::optional<rv::JobKey> job_key;
 	unsigned procs = 1;
 	unsigned num_conn = 0;
 	unsigned reconnect_timeout = 30;
 	unsigned timeout = 120;
-	std::string oob;
+	std::string oob;			// --oob [HOST:]PORT, as given
+	std::optional<std::uint32_t> oob_ip;	// its HOST (default any / 127.0.0.1)
+	std::uint16_t oob_port = 0;		// its PORT
 	std::uint64_t bytes = 64ULL << 20;
 	std::uint64_t seed = 1;
 	bool tolerate = false;
@@ -91,139 +99,133 @@ struct Opts {
 	bool accept_eio = false;
 };
 
-[[noreturn]] void usage(const std::string &why)
+void usage(std::FILE *f)
 {
-	std::fprintf(stderr,
-		     "rv_conn_peer: %s\n"
-		     "usage: rv_conn_peer (--node I | --dev DEV [--ip A]) "
+	std::fprintf(f,
+		     "usage: %s (--node I | --dev DEV [--ip A]) "
 		     "(--peer-node J | --peer-ip B) --job-key HEX [--procs N] "
 		     "[--num-conn N] [--reconnect-timeout S] [--timeout S] "
 		     "[--oob [HOST:]PORT] [--bytes N] [--seed N] [--tolerate] "
 		     "[--progress-file F] [--expect-loss S] [--accept-eio] "
-		     "hold|send|recv\n",
-		     why.c_str());
-	std::exit(2);
+		     "hold|send|recv\n"
+		     "(see the comment at the top of rv_conn_peer.cpp)\n",
+		     prog);
 }
 
-std::uint64_t number(const std::string &opt, const std::string &v)
+std::uint32_t ipv4(const char *what, std::string_view text)
 {
-	char *end = nullptr;
-	errno = 0;
-	unsigned long long n = std::strtoull(v.c_str(), &end, 0);
-	if (errno || !end || *end || v.empty())
-		usage(opt + ": not a number: " + v);
-	return n;
+	auto ip = rv::parse_ipv4(text);
+	if (!ip)
+		throw rv::cli::UsageError(std::string("invalid ") + what + " '" +
+					  std::string(text) + "': not an IPv4 address");
+	return *ip;
 }
 
-Opts parse(int argc, char **argv)
-{
-	Opts o;
-	for (int i = 1; i < argc; i++) {
-		std::string a = argv[i];
-		auto val = [&]() -> std::string {
-			if (i + 1 >= argc)
-				usage(a + " needs a value");
-			return argv[++i];
-		};
-		if (a == "--node")
-			o.node = number(a, val());
-		else if (a == "--dev")
-			o.dev = val();
-		else if (a == "--ip")
-			o.ip = val();
-		else if (a == "--peer-node")
-			o.peer_node = number(a, val());
-		else if (a == "--peer-ip")
-			o.peer_ip = val();
-		else if (a == "--job-key")
-			o.job_key = val();
-		else if (a == "--procs")
-			o.procs = static_cast<unsigned>(number(a, val()));
-		else if (a == "--num-conn")
-			o.num_conn = static_cast<unsigned>(number(a, val()));
-		else if (a == "--reconnect-timeout")
-			o.reconnect_timeout = static_cast<unsigned>(number(a, val()));
-		else if (a == "--timeout")
-			o.timeout = static_cast<unsigned>(number(a, val()));
-		else if (a == "--oob")
-			o.oob = val();
-		else if (a == "--bytes")
-			o.bytes = number(a, val());
-		else if (a == "--seed")
-			o.seed = number(a, val());
-		else if (a == "--tolerate")
-			o.tolerate = true;
-		else if (a == "--progress-file")
-			o.progress_file = val();
-		else if (a == "--expect-loss")
-			o.expect_loss = static_cast<unsigned>(number(a, val()));
-		else if (a == "--accept-eio")
-			o.accept_eio = true;
-		else if (a == "hold" || a == "send" || a == "recv")
-			o.mode = a;
-		else
-			usage("unknown argument " + a);
-	}
-	if (o.mode.empty())
-		usage("no mode");
-	if (!o.node && o.dev.empty())
-		usage("--node or --dev needed");
-	if (!o.peer_node && o.peer_ip.empty())
-		usage("--peer-node or --peer-ip needed");
-	if (o.job_key.size() != 2 * RV_MAX_JOB_KEY_LEN)
-		usage("--job-key needs 32 hex digits");
-	if (o.procs < 1 || o.num_conn > RV_MAX_NUM_CONN)
-		usage("bad --procs or --num-conn");
-	if ((o.mode == "send" || o.mode == "recv") && o.oob.empty())
-		usage("--oob needed");
-	return o;
-}
-
-rv::JobKey job_key(const std::string &hex)
+rv::JobKey job_key(std::string_view hex)
 {
 	rv::JobKey k{};
+	const std::string s(hex);
 	for (std::size_t i = 0; i < k.size(); i++) {
 		unsigned v = 0;
-		if (std::sscanf(hex.c_str() + 2 * i, "%2x", &v) != 1)
-			usage("--job-key: bad hex");
+		if (s.size() != 2 * k.size() ||
+		    std::sscanf(s.c_str() + 2 * i, "%2x", &v) != 1)
+			throw rv::cli::UsageError("invalid --job-key '" + s +
+						  "': not 32 hex digits");
 		k[i] = static_cast<std::uint8_t>(v);
 	}
 	return k;
 }
 
+// --oob [HOST:]PORT
+void oob(Opts &o, std::string_view spec)
+{
+	o.oob = spec;
+	const auto colon = spec.rfind(':');
+	if (colon != std::string_view::npos && colon)
+		o.oob_ip = ipv4("--oob host", spec.substr(0, colon));
+	o.oob_port = static_cast<std::uint16_t>(rv::cli::parse_uint(
+		"--oob port", colon == std::string_view::npos ? spec : spec.substr(colon + 1),
+		1, 65535));
+}
+
+// The checks across the options.
+void check(const Opts &o)
+{
+	using rv::cli::UsageError;
+	if (o.mode != "hold" && o.mode != "send" && o.mode != "recv")
+		throw UsageError("say hold, send or recv");
+	if (!o.node && o.dev.empty())
+		throw UsageError("--node or --dev needed");
+	if (!o.peer_node && !o.peer_ip)
+		throw UsageError("--peer-node or --peer-ip needed");
+	if (!o.job_key)
+		throw UsageError("--job-key needed");
+	if (o.mode != "hold" && !o.oob_port)
+		throw UsageError("--oob needed");
+}
+
+rv::cli::Parsed parse(int argc, char **argv, Opts &o)
+{
+	const rv::cli::Option options[] = {
+		rv::cli::value("node", 0, [&o](std::string_view v) {
+			o.node = rv::cli::parse_uint("--node", v);
+		}),
+		rv::cli::text("dev", 0, o.dev),
+		rv::cli::value("ip", 0, [&o](std::string_view v) { o.ip = ipv4("--ip", v); }),
+		rv::cli::value("peer-node", 0, [&o](std::string_view v) {
+			o.peer_node = rv::cli::parse_uint("--peer-node", v);
+		}),
+		rv::cli::value("peer-ip", 0, [&o](std::string_view v) {
+			o.peer_ip = ipv4("--peer-ip", v);
+		}),
+		rv::cli::value("job-key", 0, [&o](std::string_view v) { o.job_key = job_key(v); }),
+		rv::cli::number("procs", 0, o.procs, 1, 1024),
+		rv::cli::number("num-conn", 0, o.num_conn, 0, RV_MAX_NUM_CONN),
+		rv::cli::number("reconnect-timeout", 0, o.reconnect_timeout),
+		rv::cli::number("timeout", 0, o.timeout),
+		rv::cli::value("oob", 0, [&o](std::string_view v) { oob(o, v); }),
+		rv::cli::size("bytes", 0, o.bytes),
+		rv::cli::number("seed", 0, o.seed),
+		rv::cli::flag("tolerate", 0, o.tolerate),
+		rv::cli::text("progress-file", 0, o.progress_file),
+		rv::cli::number("expect-loss", 0, o.expect_loss),
+		rv::cli::flag("accept-eio", 0, o.accept_eio),
+	};
+	std::vector<std::string> modes;
+	if (rv::cli::parse(argc, argv, options, &modes) == rv::cli::Parsed::help)
+		return rv::cli::Parsed::help;
+	if (modes.size() > 1)
+		throw rv::cli::UsageError("one of hold, send or recv, not '" + modes[1] + "'");
+	o.mode = modes.empty() ? "" : modes[0];
+	check(o);
+	return rv::cli::Parsed::run;
+}
+
+// The ith node of RV_NODES.
+Node rv_node(std::size_t i)
+{
+	auto n = node(i);
+	if (!n)
+		throw std::runtime_error("no node " + std::to_string(i) + " (RV_NODES)");
+	return *n;
+}
+
 Node local_node(const Opts &o)
 {
-	if (o.node) {
-		auto n = node(*o.node);
-		if (!n)
-			usage("no node " + std::to_string(*o.node) + " (RV_NODES)");
-		return *n;
-	}
+	if (o.node)
+		return rv_node(*o.node);
 	rv::RdmaSysfs sysfs;
-	std::optional<std::uint32_t> ip;
-	if (!o.ip.empty()) {
-		ip = rv::parse_ipv4(o.ip);
-		if (!ip)
-			usage("--ip: bad address");
-	}
-	return roce_node(o.dev, sysfs.find_roce_v2_ipv4_gid(o.dev, 1, ip));
+	return roce_node(o.dev, sysfs.find_roce_v2_ipv4_gid(o.dev, 1, o.ip));
 }
 
 Node peer_node(const Opts &o)
 {
-	if (o.peer_node) {
-		auto n = node(*o.peer_node);
-		if (!n)
-			usage("no node " + std::to_string(*o.peer_node) + " (RV_NODES)");
-		return *n;
-	}
-	auto ip = rv::parse_ipv4(o.peer_ip);
-	if (!ip)
-		usage("--peer-ip: bad address");
+	if (o.peer_node)
+		return rv_node(*o.peer_node);
 	Node n;
 	n.dev = "peer";
-	n.ip = *ip;
-	n.gid = rv::ipv4_mapped_gid(*ip);
+	n.ip = *o.peer_ip;
+	n.gid = rv::ipv4_mapped_gid(*o.peer_ip);
 	return n;
 }
 
@@ -252,7 +254,7 @@ int hold(const Opts &o)
 {
 	const Node local = local_node(o);
 	const Node remote = peer_node(o);
-	const rv::JobKey key = job_key(o.job_key);
+	const rv::JobKey key = *o.job_key;
 	const SideConfig cfg = side_config(o);
 
 	sigset_t set;
@@ -321,17 +323,8 @@ int hold(const Opts &o)
 
 // ------------------------------------------------------------ transfer
 
-std::pair<std::string, std::uint16_t> host_port(const std::string &s)
+Channel tcp_accept(const Opts &o, seconds timeout)
 {
-	auto colon = s.rfind(':');
-	std::string host = colon == std::string::npos ? "" : s.substr(0, colon);
-	std::string port = colon == std::string::npos ? s : s.substr(colon + 1);
-	return {host, static_cast<std::uint16_t>(number("--oob", port))};
-}
-
-Channel tcp_accept(const std::string &spec, seconds timeout)
-{
-	auto [host, port] = host_port(spec);
 	rv::UniqueFd ls(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	if (!ls)
 		rv::throw_errno("socket");
@@ -339,10 +332,8 @@ Channel tcp_accept(const std::string &spec, seconds timeout)
 	::setsockopt(ls.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	sockaddr_in a{};
 	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	a.sin_addr.s_addr = htonl(INADDR_ANY);
-	if (!host.empty() && ::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
-		usage("--oob: bad host");
+	a.sin_port = htons(o.oob_port);
+	a.sin_addr.s_addr = htonl(o.oob_ip.value_or(INADDR_ANY));
 	if (::bind(ls.get(), reinterpret_cast<sockaddr *>(&a), sizeof(a)) < 0)
 		rv::throw_errno("bind");
 	if (::listen(ls.get(), 1) < 0)
@@ -359,15 +350,12 @@ Channel tcp_accept(const std::string &spec, seconds timeout)
 	return Channel(rv::UniqueFd(fd));
 }
 
-Channel tcp_connect(const std::string &spec, seconds timeout)
+Channel tcp_connect(const Opts &o, seconds timeout)
 {
-	auto [host, port] = host_port(spec);
 	sockaddr_in a{};
 	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	if (::inet_pton(AF_INET, host.empty() ? "127.0.0.1" : host.c_str(),
-			&a.sin_addr) != 1)
-		usage("--oob: bad host");
+	a.sin_port = htons(o.oob_port);
+	a.sin_addr.s_addr = htonl(o.oob_ip.value_or(INADDR_LOOPBACK));
 	auto end = std::chrono::steady_clock::now() + timeout;
 	for (;;) {
 		rv::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -380,7 +368,7 @@ Channel tcp_connect(const std::string &spec, seconds timeout)
 		}
 		int err = errno;
 		if (std::chrono::steady_clock::now() >= end)
-			rv::throw_errno(err, "connect " + spec);
+			rv::throw_errno(err, "connect " + o.oob);
 		std::this_thread::sleep_for(milliseconds(100));
 	}
 }
@@ -431,9 +419,9 @@ std::string stats_line(Side &s)
 int recv_mode(const Opts &o)
 {
 	const Node local = local_node(o);
-	Side s(local, peer_node(o), job_key(o.job_key), side_config(o));
+	Side s(local, peer_node(o), *o.job_key, side_config(o));
 	s.connect();
-	Channel ch = tcp_accept(o.oob, seconds(o.timeout));
+	Channel ch = tcp_accept(o, seconds(o.timeout));
 	if (!s.conn().wait_connected(seconds(o.timeout))) {
 		out("result: FAIL not connected: " + to_string(s.conn().stats()));
 		return 1;
@@ -476,34 +464,94 @@ int recv_mode(const Opts &o)
 	return 0;
 }
 
+// --progress-file F: the bytes finished so far, at most every 100 ms,
+// replaced atomically (rename).
+class ProgressFile {
+public:
+	explicit ProgressFile(std::string path) : path_(std::move(path)) {}
+
+	void operator()(std::uint64_t bytes)
+	{
+		if (path_.empty())
+			return;
+		auto now = std::chrono::steady_clock::now();
+		if (now - last_ < milliseconds(100))
+			return;
+		last_ = now;
+		std::ofstream f(path_ + ".tmp", std::ios::trunc);
+		f << bytes << "\n";
+		f.close();
+		std::rename((path_ + ".tmp").c_str(), path_.c_str());
+	}
+
+private:
+	std::string path_;
+	std::chrono::steady_clock::time_point last_ =
+		std::chrono::steady_clock::now() - seconds(1);
+};
+
+// The sender's counters and rate, one key=value line.
+std::string send_line(const SendReport &r, std::uint64_t count, double secs)
+{
+	std::ostringstream kv;
+	kv << "messages=" << count << " bytes=" << r.bytes << " seconds=" << secs
+	   << " mbps=" << (secs > 0 ? static_cast<double>(r.bytes) / secs / 1e6 : 0)
+	   << " conn_count_first=" << r.conn_count_first
+	   << " conn_count_last=" << r.conn_count_last
+	   << " cqe_err=" << r.cqe_err << " post_eagain=" << r.post_eagain;
+	return kv.str();
+}
+
+// --expect-loss: after a complete transfer, waits for the receiver to go
+// away, then watches how the connection fails or recovers.
+int expect_loss(const Opts &o, Side &s, Channel &ch, const RecvInfo &info)
+{
+	// The receiver exits (and its node may drop the module).
+	try {
+		while (ch.recv(seconds(120)))
+			;
+		out("result: FAIL the receiver did not go away");
+		return 1;
+	} catch (const std::system_error &) {
+		// EOF: gone.
+	}
+	WriteTarget t{info.addr, info.rkey, info.rv_index};
+	LossLog log = watch_loss(s, t, nullptr, milliseconds(0), seconds(o.expect_loss));
+	out("loss: " + log.str());
+	bool lost_ok = !log.post_other && !log.connected_other_err &&
+		       !log.cqe_unknown && !log.outstanding_end &&
+		       log.post_eagain + log.post_eio + log.cqe_err > 0 &&
+		       (log.failed_for_good_s
+				? log.final_connected == -1 &&
+					  log.last_post_err == EIO &&
+					  log.final_count_err == EIO
+				: log.final_connected == 1 &&
+					  log.last_post_err == EAGAIN);
+	out(std::string("loss_seen=") + (log.failed_for_good_s ? "eio" : "recovering"));
+	if (!lost_ok) {
+		out("result: FAIL connection loss checks");
+		return 1;
+	}
+	out("result: ok");
+	return 0;
+}
+
 int send_mode(const Opts &o)
 {
 	const Node local = local_node(o);
-	Side s(local, peer_node(o), job_key(o.job_key), side_config(o));
+	Side s(local, peer_node(o), *o.job_key, side_config(o));
 	// The receiver listens once its side is connecting: connecting
 	// after it keeps this side's REQs from running into its deadline
 	// while the receiver is not there yet.
-	Channel ch = tcp_connect(o.oob, seconds(o.timeout));
+	Channel ch = tcp_connect(o, seconds(o.timeout));
 	s.connect();
 	if (!s.conn().wait_connected(seconds(o.timeout))) {
 		out("result: FAIL not connected: " + to_string(s.conn().stats()));
 		return 1;
 	}
-	auto last = std::chrono::steady_clock::now() - seconds(1);
-	auto progress = [&](std::uint64_t bytes) {
-		if (o.progress_file.empty())
-			return;
-		auto now = std::chrono::steady_clock::now();
-		if (now - last < milliseconds(100))
-			return;
-		last = now;
-		std::ofstream f(o.progress_file + ".tmp", std::ios::trunc);
-		f << bytes << "\n";
-		f.close();
-		std::rename((o.progress_file + ".tmp").c_str(), o.progress_file.c_str());
-	};
+	ProgressFile progress(o.progress_file);
 	const auto t0 = std::chrono::steady_clock::now();
-	TransferResult res = send_transfer(s, ch, progress);
+	TransferResult res = send_transfer(s, ch, std::ref(progress));
 	const double secs = std::chrono::duration<double>(
 				    std::chrono::steady_clock::now() - t0).count();
 	const SendReport &r = res.send;
@@ -511,13 +559,7 @@ int send_mode(const Opts &o)
 	out("send: " + to_string(r));
 	if (res.recv)
 		out("recv: " + to_string(*res.recv));
-	std::ostringstream kv;
-	kv << "messages=" << count << " bytes=" << r.bytes << " seconds=" << secs
-	   << " mbps=" << (secs > 0 ? static_cast<double>(r.bytes) / secs / 1e6 : 0)
-	   << " conn_count_first=" << r.conn_count_first
-	   << " conn_count_last=" << r.conn_count_last
-	   << " cqe_err=" << r.cqe_err << " post_eagain=" << r.post_eagain;
-	out(kv.str());
+	out(send_line(r, count, secs));
 	out(stats_line(s));
 	// Every post completed exactly once, no bad event.
 	const bool clean = !r.outstanding_end && !r.cqe_unknown && !r.cqe_bad &&
@@ -544,37 +586,8 @@ int send_mode(const Opts &o)
 	}
 	if (o.accept_eio)
 		out("outcome=complete reposts=" + std::to_string(r.reposts));
-
-	if (o.expect_loss) {
-		// The receiver exits (and its node may drop the module).
-		try {
-			while (ch.recv(seconds(120)))
-				;
-			out("result: FAIL the receiver did not go away");
-			return 1;
-		} catch (const std::system_error &) {
-			// EOF: gone.
-		}
-		WriteTarget t{res.info.addr, res.info.rkey, res.info.rv_index};
-		LossLog log = watch_loss(s, t, nullptr, milliseconds(0),
-					 seconds(o.expect_loss));
-		out("loss: " + log.str());
-		bool lost_ok = !log.post_other && !log.connected_other_err &&
-			       !log.cqe_unknown && !log.outstanding_end &&
-			       log.post_eagain + log.post_eio + log.cqe_err > 0 &&
-			       (log.failed_for_good_s
-					? log.final_connected == -1 &&
-						  log.last_post_err == EIO &&
-						  log.final_count_err == EIO
-					: log.final_connected == 1 &&
-						  log.last_post_err == EAGAIN);
-		out(std::string("loss_seen=") +
-		    (log.failed_for_good_s ? "eio" : "recovering"));
-		if (!lost_ok) {
-			out("result: FAIL connection loss checks");
-			return 1;
-		}
-	}
+	if (o.expect_loss)
+		return expect_loss(o, s, ch, res.info);
 	out("result: ok");
 	return 0;
 }
@@ -583,7 +596,9 @@ int send_mode(const Opts &o)
 
 int main(int argc, char **argv)
 {
-	Opts o = parse(argc, argv);
+	Opts o;
+	if (auto rc = rv::cli::parse_command_line(prog, usage, parse, argc, argv, o))
+		return *rc;
 	try {
 		if (o.mode == "hold")
 			return hold(o);

@@ -69,147 +69,179 @@ struct Case {
 	bool current_only = false;	// a field the R5 form does not have
 };
 
-std::vector<Case> invalid_cases(const rv::test::Node &n)
-{
-	std::vector<Case> c;
-	auto add = [&](std::string name, int err,
-		       std::function<void(rv_attach_params_in &)> f,
-		       bool current_only = false) {
-		c.push_back({std::move(name), std::move(f), err, current_only});
-	};
+// The cases of invalid_cases(), group by group (the numbers are those of
+// ATTACH's checks, in their order).
+struct Cases {
+	std::vector<Case> list;
 
+	void add(std::string name, int err, std::function<void(rv_attach_params_in &)> f,
+		 bool current_only = false)
+	{
+		list.push_back({std::move(name), std::move(f), err, current_only});
+	}
+};
+
+// Reserved fields and rdma_mode.
+void reserved_and_mode_cases(Cases &c)
+{
 	// 3. reserved fields
-	add("resv1", EINVAL, [](auto &in) { in.resv1 = 1; });
-	add("resv2", EINVAL, [](auto &in) { in.resv2 = 0x80; });
+	c.add("resv1", EINVAL, [](auto &in) { in.resv1 = 1; });
+	c.add("resv2", EINVAL, [](auto &in) { in.resv2 = 0x80; });
 	for (std::size_t i = 0; i < sizeof(rv_attach_params_in::resv3); i++)
-		add("resv3[" + std::to_string(i) + "]", EINVAL,
-		    [i](auto &in) { in.resv3[i] = 1; });
-	add("resv4", EINVAL, [](auto &in) { in.resv4 = 1; }, true);
-	add("resv4 high bit", EINVAL,
-	    [](auto &in) { in.resv4 = 0x80000000u; }, true);
+		c.add("resv3[" + std::to_string(i) + "]", EINVAL,
+		      [i](auto &in) { in.resv3[i] = 1; });
+	c.add("resv4", EINVAL, [](auto &in) { in.resv4 = 1; }, true);
+	c.add("resv4 high bit", EINVAL,
+	      [](auto &in) { in.resv4 = 0x80000000u; }, true);
 
 	// 4. rdma_mode
-	add("rdma_mode 0x40", EINVAL, [](auto &in) { in.rdma_mode = 0x41; });
-	add("rdma_mode 0x80", EINVAL, [](auto &in) { in.rdma_mode = 0x81; });
-	add("rdma_mode 0xff", EINVAL, [](auto &in) { in.rdma_mode = 0xff; });
-	add("rdma_mode USER", EOPNOTSUPP,
-	    [](auto &in) { in.rdma_mode = RV_RDMA_MODE_USER; });
-	add("rdma_mode USER|UPSIZE_CPU", EOPNOTSUPP, [](auto &in) {
+	c.add("rdma_mode 0x40", EINVAL, [](auto &in) { in.rdma_mode = 0x41; });
+	c.add("rdma_mode 0x80", EINVAL, [](auto &in) { in.rdma_mode = 0x81; });
+	c.add("rdma_mode 0xff", EINVAL, [](auto &in) { in.rdma_mode = 0xff; });
+	c.add("rdma_mode USER", EOPNOTSUPP,
+	      [](auto &in) { in.rdma_mode = RV_RDMA_MODE_USER; });
+	c.add("rdma_mode USER|UPSIZE_CPU", EOPNOTSUPP, [](auto &in) {
 		in.rdma_mode = RV_RDMA_MODE_USER | RV_RDMA_MODE_UPSIZE_CPU;
 	});
-	add("rdma_mode 2", EINVAL, [](auto &in) { in.rdma_mode = 2; });
-	add("rdma_mode 2|UPSIZE_CPU", EINVAL,
-	    [](auto &in) { in.rdma_mode = 2 | RV_RDMA_MODE_UPSIZE_CPU; });
-	add("rdma_mode 0x1f", EINVAL, [](auto &in) { in.rdma_mode = 0x1f; });
+	c.add("rdma_mode 2", EINVAL, [](auto &in) { in.rdma_mode = 2; });
+	c.add("rdma_mode 2|UPSIZE_CPU", EINVAL,
+	      [](auto &in) { in.rdma_mode = 2 | RV_RDMA_MODE_UPSIZE_CPU; });
+	c.add("rdma_mode 0x1f", EINVAL, [](auto &in) { in.rdma_mode = 0x1f; });
 	// Order: bits outside the mask before the USER check.
-	add("rdma_mode USER|0x40", EINVAL,
-	    [](auto &in) { in.rdma_mode = RV_RDMA_MODE_USER | 0x40; });
+	c.add("rdma_mode USER|0x40", EINVAL,
+	      [](auto &in) { in.rdma_mode = RV_RDMA_MODE_USER | 0x40; });
+}
 
+// dev_name and the ranges of the numbers.
+void name_and_range_cases(Cases &c, const rv::test::Node &n)
+{
 	// 5. dev_name
-	add("dev_name empty", EINVAL, [](auto &in) { set_name(in, ""); });
-	add("dev_name not NUL-terminated", EINVAL, [](auto &in) {
+	c.add("dev_name empty", EINVAL, [](auto &in) { set_name(in, ""); });
+	c.add("dev_name not NUL-terminated", EINVAL, [](auto &in) {
 		std::memset(in.dev_name, 'r', sizeof(in.dev_name));
 	});
-	add("dev_name not NUL-terminated, real prefix", EINVAL, [n](auto &in) {
+	c.add("dev_name not NUL-terminated, real prefix", EINVAL, [n](auto &in) {
 		std::memset(in.dev_name, ' ', sizeof(in.dev_name));
 		std::memcpy(in.dev_name, n.dev.data(), n.dev.size());
 	});
 
 	// 6. ranges
-	add("num_conn 17", EINVAL, [](auto &in) { in.num_conn = 17; });
-	add("num_conn 255", EINVAL, [](auto &in) { in.num_conn = 255; });
-	add("index_bits 13", EINVAL, [](auto &in) { in.index_bits = 13; });
-	add("index_bits 255", EINVAL, [](auto &in) { in.index_bits = 255; });
-	add("job_key_len 17", EINVAL, [](auto &in) { in.job_key_len = 17; });
-	add("job_key_len 255", EINVAL, [](auto &in) { in.job_key_len = 255; });
-	add("cq_entries 1", EINVAL, [](auto &in) { in.cq_entries = 1; });
-	add("cq_entries 10001", EINVAL,
-	    [](auto &in) { in.cq_entries = RV_MAX_CQ_ENTRIES + 1; });
-	add("cq_entries 0xffffffff", EINVAL,
-	    [](auto &in) { in.cq_entries = 0xffffffffu; });
-	add("q_depth 1", EINVAL, [](auto &in) { in.q_depth = 1; });
-	add("q_depth 15", EINVAL, [](auto &in) { in.q_depth = 15; });
-	add("q_depth 65537", EINVAL, [](auto &in) { in.q_depth = 65537; });
-	add("q_depth 0xffffffff", EINVAL,
-	    [](auto &in) { in.q_depth = 0xffffffffu; });
-	add("mr_cache_size 1048577", EINVAL,
-	    [](auto &in) { in.mr_cache_size = 1048577; });
-	add("mr_cache_size 0xffffffff", EINVAL,
-	    [](auto &in) { in.mr_cache_size = 0xffffffffu; });
+	c.add("num_conn 17", EINVAL, [](auto &in) { in.num_conn = 17; });
+	c.add("num_conn 255", EINVAL, [](auto &in) { in.num_conn = 255; });
+	c.add("index_bits 13", EINVAL, [](auto &in) { in.index_bits = 13; });
+	c.add("index_bits 255", EINVAL, [](auto &in) { in.index_bits = 255; });
+	c.add("job_key_len 17", EINVAL, [](auto &in) { in.job_key_len = 17; });
+	c.add("job_key_len 255", EINVAL, [](auto &in) { in.job_key_len = 255; });
+	c.add("cq_entries 1", EINVAL, [](auto &in) { in.cq_entries = 1; });
+	c.add("cq_entries 10001", EINVAL,
+	      [](auto &in) { in.cq_entries = RV_MAX_CQ_ENTRIES + 1; });
+	c.add("cq_entries 0xffffffff", EINVAL,
+	      [](auto &in) { in.cq_entries = 0xffffffffu; });
+	c.add("q_depth 1", EINVAL, [](auto &in) { in.q_depth = 1; });
+	c.add("q_depth 15", EINVAL, [](auto &in) { in.q_depth = 15; });
+	c.add("q_depth 65537", EINVAL, [](auto &in) { in.q_depth = 65537; });
+	c.add("q_depth 0xffffffff", EINVAL,
+	      [](auto &in) { in.q_depth = 0xffffffffu; });
+	c.add("mr_cache_size 1048577", EINVAL,
+	      [](auto &in) { in.mr_cache_size = 1048577; });
+	c.add("mr_cache_size 0xffffffff", EINVAL,
+	      [](auto &in) { in.mr_cache_size = 0xffffffffu; });
+}
 
+// Heartbeats against the reconnect timeout, the device, the port.
+void timing_device_port_cases(Cases &c, const rv::test::Node &n)
+{
 	// 7. heartbeats must come more often than the reconnect timeout
-	add("reconnect 1 s, hb 1000 ms", EINVAL, [](auto &in) {
+	c.add("reconnect 1 s, hb 1000 ms", EINVAL, [](auto &in) {
 		in.reconnect_timeout = 1;
 		in.hb_interval = 1000;
 	});
-	add("reconnect 2 s, hb 5000 ms", EINVAL, [](auto &in) {
+	c.add("reconnect 2 s, hb 5000 ms", EINVAL, [](auto &in) {
 		in.reconnect_timeout = 2;
 		in.hb_interval = 5000;
 	});
-	add("reconnect 60 s, hb 60000 ms", EINVAL, [](auto &in) {
+	c.add("reconnect 60 s, hb 60000 ms", EINVAL, [](auto &in) {
 		in.reconnect_timeout = 60;
 		in.hb_interval = 60000;
 	});
 
 	// 8. device
-	add("unknown device", ENODEV,
-	    [](auto &in) { set_name(in, "rv_no_such_dev0"); });
-	add("device name prefix", ENODEV, [n](auto &in) {
+	c.add("unknown device", ENODEV,
+	      [](auto &in) { set_name(in, "rv_no_such_dev0"); });
+	c.add("device name prefix", ENODEV, [n](auto &in) {
 		set_name(in, n.dev.substr(0, n.dev.size() - 1));
 	});
-	add("device name with trailing space", ENODEV,
-	    [n](auto &in) { set_name(in, n.dev + " "); });
+	c.add("device name with trailing space", ENODEV,
+	      [n](auto &in) { set_name(in, n.dev + " "); });
 
 	// 9. port
-	add("port 0", EINVAL, [](auto &in) { in.port_num = 0; });
-	add("port 2", EINVAL, [](auto &in) { in.port_num = 2; });
-	add("port 255", EINVAL, [](auto &in) { in.port_num = 255; });
+	c.add("port 0", EINVAL, [](auto &in) { in.port_num = 0; });
+	c.add("port 2", EINVAL, [](auto &in) { in.port_num = 2; });
+	c.add("port 255", EINVAL, [](auto &in) { in.port_num = 255; });
+}
 
+// The GID and its index.
+void gid_cases(Cases &c, const rv::test::Node &n)
+{
 	// 10. GID
-	add("gid_index 0xffff", ENOENT,
-	    [](auto &in) { in.loc_gid_index = 0xffff; });
+	c.add("gid_index 0xffff", ENOENT,
+	      [](auto &in) { in.loc_gid_index = 0xffff; });
 	std::size_t table = rv::RdmaSysfs().gid_table_len(n.dev, 1);
 	if (table) {
-		add("gid_index = table length", ENOENT, [table](auto &in) {
+		c.add("gid_index = table length", ENOENT, [table](auto &in) {
 			in.loc_gid_index = static_cast<std::uint16_t>(table);
 		});
 		if (table > 1)
-			add("gid_index of another entry", ENOENT, [n](auto &in) {
+			c.add("gid_index of another entry", ENOENT, [n](auto &in) {
 				in.loc_gid_index = n.gid_index ? 0 : 1;
 			});
 	}
-	add("gid last byte wrong", ENOENT, [](auto &in) { in.loc_gid[15] ^= 1; });
-	add("gid first byte wrong", ENOENT, [](auto &in) { in.loc_gid[0] ^= 0x80; });
-	add("gid zero", ENOENT,
-	    [](auto &in) { std::memset(in.loc_gid, 0, sizeof(in.loc_gid)); });
+	c.add("gid last byte wrong", ENOENT, [](auto &in) { in.loc_gid[15] ^= 1; });
+	c.add("gid first byte wrong", ENOENT, [](auto &in) { in.loc_gid[0] ^= 0x80; });
+	c.add("gid zero", ENOENT,
+	      [](auto &in) { std::memset(in.loc_gid, 0, sizeof(in.loc_gid)); });
+}
 
+// Several wrong fields: the first check that fails wins.
+void order_cases(Cases &c)
+{
 	// First failure wins.
-	add("order: resv1 before rdma_mode USER", EINVAL, [](auto &in) {
+	c.add("order: resv1 before rdma_mode USER", EINVAL, [](auto &in) {
 		in.resv1 = 1;
 		in.rdma_mode = RV_RDMA_MODE_USER;
 	});
-	add("order: rdma_mode USER before dev_name", EOPNOTSUPP, [](auto &in) {
+	c.add("order: rdma_mode USER before dev_name", EOPNOTSUPP, [](auto &in) {
 		in.rdma_mode = RV_RDMA_MODE_USER;
 		set_name(in, "");
 	});
-	add("order: num_conn before unknown device", EINVAL, [](auto &in) {
+	c.add("order: num_conn before unknown device", EINVAL, [](auto &in) {
 		in.num_conn = 17;
 		set_name(in, "rv_no_such_dev0");
 	});
-	add("order: hb/reconnect before unknown device", EINVAL, [](auto &in) {
+	c.add("order: hb/reconnect before unknown device", EINVAL, [](auto &in) {
 		in.reconnect_timeout = 1;
 		in.hb_interval = 1000;
 		set_name(in, "rv_no_such_dev0");
 	});
-	add("order: unknown device before port 0", ENODEV, [](auto &in) {
+	c.add("order: unknown device before port 0", ENODEV, [](auto &in) {
 		set_name(in, "rv_no_such_dev0");
 		in.port_num = 0;
 	});
-	add("order: port 0 before wrong GID", EINVAL, [](auto &in) {
+	c.add("order: port 0 before wrong GID", EINVAL, [](auto &in) {
 		in.port_num = 0;
 		in.loc_gid[15] ^= 1;
 	});
-	return c;
+}
+
+std::vector<Case> invalid_cases(const rv::test::Node &n)
+{
+	Cases c;
+	reserved_and_mode_cases(c);
+	name_and_range_cases(c, n);
+	timing_device_port_cases(c, n);
+	gid_cases(c, n);
+	order_cases(c);
+	return std::move(c.list);
 }
 
 } // namespace

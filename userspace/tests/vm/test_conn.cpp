@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -118,6 +119,30 @@ std::string order_name(const testing::TestParamInfo<Order> &i)
 
 class ConnOrder : public testing::TestWithParam<Order> {};
 
+// first connects its side; after wait, in which not_connected_yet checks
+// that one side alone made no connection, second connects its side.
+void one_then_other(const std::function<void()> &first, const std::function<void()> &second,
+		    seconds wait, const std::function<void()> &not_connected_yet)
+{
+	first();
+	std::this_thread::sleep_for(wait);
+	not_connected_yet();
+	second();
+}
+
+// CONNECT again on a connected connection: the same path is fine,
+// another one is not.
+void expect_connect_again(Side &me, const Node &n0, const Node &n1)
+{
+	EXPECT_EQ(conn_connect_errno(me.fd(), me.conn().handle(),
+				     path_of(n0, n1).to_uapi()), 0);
+	rv::PathRecord other = path_of(n0, n1);
+	other.mtu = 2;
+	EXPECT_EQ(conn_connect_errno(me.fd(), me.conn().handle(), other.to_uapi()),
+		  EEXIST);
+	EXPECT_TRUE(me.conn().connected());
+}
+
 } // namespace
 
 TEST_P(ConnOrder, Connects)
@@ -146,34 +171,18 @@ TEST_P(ConnOrder, Connects)
 		EXPECT_EQ(v, 0) << "connected with only one side connecting";
 	};
 
+	const std::function<void()> connect_server =
+		parent_server ? std::function<void()>(connect_parent) : connect_child_now;
+	const std::function<void()> connect_client =
+		parent_server ? std::function<void()>(connect_child_now) : connect_parent;
 	switch (GetParam()) {
 	case Order::server_first:
-		if (parent_server) {
-			connect_parent();
-			std::this_thread::sleep_for(seconds(2));
-			not_connected_yet();
-			connect_child_now();
-		} else {
-			connect_child_now();
-			std::this_thread::sleep_for(seconds(2));
-			not_connected_yet();
-			connect_parent();
-		}
+		one_then_other(connect_server, connect_client, seconds(2), not_connected_yet);
 		break;
 	case Order::client_first:
 		// The client's REQs find nobody, or are rejected; it keeps
 		// trying until the server side connects.
-		if (parent_server) {
-			connect_child_now();
-			std::this_thread::sleep_for(seconds(4));
-			not_connected_yet();
-			connect_parent();
-		} else {
-			connect_parent();
-			std::this_thread::sleep_for(seconds(4));
-			not_connected_yet();
-			connect_child_now();
-		}
+		one_then_other(connect_client, connect_server, seconds(4), not_connected_yet);
 		break;
 	case Order::interleaved:
 		connect_child_now();
@@ -195,14 +204,7 @@ TEST_P(ConnOrder, Connects)
 			<< "the client connected without retrying: " << to_string(client);
 	}
 
-	// CONNECT again: the same path is fine, another one is not.
-	EXPECT_EQ(conn_connect_errno(me.fd(), me.conn().handle(),
-				     path_of(n0, n1).to_uapi()), 0);
-	rv::PathRecord other = path_of(n0, n1);
-	other.mtu = 2;
-	EXPECT_EQ(conn_connect_errno(me.fd(), me.conn().handle(), other.to_uapi()),
-		  EEXIST);
-	EXPECT_TRUE(me.conn().connected());
+	expect_connect_again(me, n0, n1);
 
 	// The CM exchange crossed the veth both ways.
 	EXPECT_GT(rcvd_pkts(n1.dev), rx1);

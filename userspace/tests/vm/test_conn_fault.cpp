@@ -74,6 +74,51 @@ std::optional<std::string> node_change_skip(const Node &n)
 
 namespace {
 
+// The transfer of flap_mid_transfer(): 160 MiB unless
+// RV_CONN_FLAP_BYTES says otherwise, write errors tolerated (re-posted).
+TransferSpec flap_spec()
+{
+	TransferSpec spec;
+	spec.seed = 0xf1a9;
+	spec.bytes = env_u64("RV_CONN_FLAP_BYTES", 160 * MiB);
+	spec.slots = 8;
+	spec.slot_size = slot_bytes(2);
+	spec.max_len = slot_bytes(2);
+	spec.tolerate_errors = 1;
+	spec.stall_s = 120;
+	spec.timeout_s = 600;
+	return spec;
+}
+
+// The sender of a transfer that a flap interrupted: all count messages
+// sent, exactly one completion per post (some of them errors), traffic
+// resumed on re-established QPs, never failed for good.
+void expect_sender_recovered(const SendReport &s, std::uint64_t count)
+{
+	EXPECT_EQ(s.result, 0) << to_string(s);
+	EXPECT_EQ(s.messages, count) << "traffic did not resume";
+	EXPECT_EQ(s.outstanding_end, 0u) << to_string(s);
+	EXPECT_EQ(s.cqe_unknown, 0u) << to_string(s);
+	EXPECT_EQ(s.cqe_ok + s.cqe_err, s.posts) << to_string(s);
+	EXPECT_EQ(s.cqe_bad, 0u) << to_string(s);
+	EXPECT_EQ(s.post_eio, 0u) << "failed for good within reconnect_timeout";
+	EXPECT_EQ(s.post_other, 0u) << "post: " << std::strerror(s.last_other_errno);
+	EXPECT_EQ(s.overflow, 0u);
+	EXPECT_GT(s.conn_count_last, s.conn_count_first)
+		<< "no QP was re-established: " << to_string(s);
+	EXPECT_GE(s.max_post_conn_count, 2u) << "no post went to a re-established QP";
+}
+
+// The receiver: every one of count messages arrived intact, no bad event.
+void expect_all_received(const RecvReport &r, std::uint64_t count)
+{
+	EXPECT_EQ(r.result, 0) << to_string(r);
+	EXPECT_EQ(r.verified, count) << to_string(r);
+	EXPECT_EQ(r.mismatches, 0u) << to_string(r);
+	EXPECT_EQ(r.bad_type + r.bad_index + r.bad_seq + r.bad_len + r.bad_conn_handle, 0u)
+		<< to_string(r);
+}
+
 // A verified transfer from node 0 to node 1 during which flap(down_for)
 // takes node 1 away for a while (what: "link", "address"): every write
 // completes exactly once, the QPs recover within reconnect_timeout and
@@ -84,15 +129,7 @@ void flap_mid_transfer(const Node &n0, const Node &n1, const std::string &what,
 	const rv::JobKey key = rv::random_job_key();
 	SideConfig cfg;
 	cfg.reconnect_timeout = 30;
-	TransferSpec spec;
-	spec.seed = 0xf1a9;
-	spec.bytes = env_u64("RV_CONN_FLAP_BYTES", 160 * MiB);
-	spec.slots = 8;
-	spec.slot_size = slot_bytes(2);
-	spec.max_len = slot_bytes(2);
-	spec.tolerate_errors = 1;
-	spec.stall_s = 120;
-	spec.timeout_s = 600;
+	const TransferSpec spec = flap_spec();
 	const milliseconds down_for(env_u64("RV_CONN_FLAP_DOWN_MS", 5000));
 	const std::uint64_t count = message_count(spec);
 
@@ -138,28 +175,10 @@ void flap_mid_transfer(const Node &n0, const Node &n1, const std::string &what,
 	ASSERT_TRUE(flapped) << "the transfer ended before the " << what << " flap";
 	EXPECT_EQ(flap_error, "");
 	const SendReport &s = res.send;
-	EXPECT_EQ(s.result, 0) << to_string(s);
-	EXPECT_EQ(s.messages, count) << "traffic did not resume";
-	// Exactly one completion per post, some of them errors.
-	EXPECT_EQ(s.outstanding_end, 0u) << to_string(s);
-	EXPECT_EQ(s.cqe_unknown, 0u) << to_string(s);
-	EXPECT_EQ(s.cqe_ok + s.cqe_err, s.posts) << to_string(s);
-	EXPECT_EQ(s.cqe_bad, 0u) << to_string(s);
-	EXPECT_EQ(s.post_eio, 0u) << "failed for good within reconnect_timeout";
-	EXPECT_EQ(s.post_other, 0u) << "post: " << std::strerror(s.last_other_errno);
-	EXPECT_EQ(s.overflow, 0u);
-	EXPECT_GT(s.conn_count_last, s.conn_count_first)
-		<< "no QP was re-established: " << to_string(s);
-	EXPECT_GE(s.max_post_conn_count, 2u) << "no post went to a re-established QP";
-
+	expect_sender_recovered(s, count);
 	ASSERT_TRUE(res.recv.has_value());
-	const RecvReport &r = *res.recv;
-	note("receiver: " + to_string(r));
-	EXPECT_EQ(r.result, 0) << to_string(r);
-	EXPECT_EQ(r.verified, count) << to_string(r);
-	EXPECT_EQ(r.mismatches, 0u) << to_string(r);
-	EXPECT_EQ(r.bad_type + r.bad_index + r.bad_seq + r.bad_len + r.bad_conn_handle, 0u)
-		<< to_string(r);
+	note("receiver: " + to_string(*res.recv));
+	expect_all_received(*res.recv, count);
 
 	const rv::ConnStats peer_cs = child.chan().expect_body<rv::ConnStats>(msg_user, seconds(60));
 	const rv::ConnStats cs = me.conn().stats();

@@ -152,6 +152,61 @@ int basic_receiver(Channel &ch, const Node &local, const Node &remote,
 
 class ConnWriteDir : public testing::TestWithParam<int> {};
 
+// The writer's completions of the pieces (wr_id 0xabc000 + i): one each,
+// successful, of the piece's length.
+void expect_completions(const std::vector<rv::Event> &evs, std::uint64_t conn_handle)
+{
+	std::set<std::uint64_t> ids;
+	for (const rv::Event &e : evs) {
+		SCOPED_TRACE(to_string(e));
+		EXPECT_EQ(e.event_type, RV_WC_RDMA_WRITE);
+		EXPECT_EQ(e.status, 0);
+		ASSERT_GE(e.wr_id, 0xabc000u);
+		ASSERT_LT(e.wr_id, 0xabc000u + n_pieces);
+		EXPECT_TRUE(ids.insert(e.wr_id).second) << "duplicate completion";
+		EXPECT_EQ(e.conn_handle, conn_handle);
+		EXPECT_EQ(e.byte_len, pieces[e.wr_id - 0xabc000].len);
+	}
+}
+
+// The receiver got every piece, total bytes, in its events and counters.
+void expect_received(const RecvCheck &rc, std::uint64_t total)
+{
+	EXPECT_EQ(rc.events, n_pieces);
+	EXPECT_EQ(rc.ok, n_pieces) << "bad fields " << rc.bad_fields << ", bad data "
+				   << rc.bad_data << "; first bad event: "
+				   << to_string(rc.first_bad);
+	EXPECT_EQ(rc.es.recv_write_cqe, n_pieces);
+	EXPECT_EQ(rc.es.recv_write_bytes, total);
+	EXPECT_EQ(rc.es.recv_write_cqe_fail, 0u);
+	EXPECT_EQ(rc.es.send_write_cqe, 0u);
+	EXPECT_EQ(rc.cs.recv_write_cqe, n_pieces) << to_string(rc.cs);
+	EXPECT_EQ(rc.cs.recv_write_bytes, total) << to_string(rc.cs);
+}
+
+// The writer's counters: every piece, total bytes, sent and completed;
+// the per-QP counters add up to the connection's.
+void expect_sent(Side &me, std::uint64_t total)
+{
+	const rv::EventStats es = me.dev().event_stats();
+	EXPECT_EQ(es.send_write_cqe, n_pieces);
+	EXPECT_EQ(es.send_write_bytes, total);
+	EXPECT_EQ(es.send_write_cqe_fail, 0u);
+	EXPECT_EQ(es.recv_write_cqe, 0u);
+	const rv::ConnStats cs = me.conn().stats();
+	EXPECT_EQ(cs.post_write, n_pieces) << to_string(cs);
+	EXPECT_EQ(cs.post_write_bytes, total) << to_string(cs);
+	EXPECT_EQ(cs.send_write_cqe, n_pieces) << to_string(cs);
+	EXPECT_EQ(cs.send_write_cqe_fail, 0u) << to_string(cs);
+	EXPECT_EQ(cs.outstand_send_write, 0u) << to_string(cs);
+	std::uint64_t per_qp = 0;
+	for (unsigned i = 0; i < me.num_conn(); i++)
+		per_qp += me.conn().stats(static_cast<std::uint8_t>(i)).post_write;
+	EXPECT_EQ(per_qp, n_pieces) << "per-QP stats add up to the aggregate";
+	const rv::ConnStats all = rv::Connection::all_stats(me.dev());
+	EXPECT_EQ(all.post_write, n_pieces);
+}
+
 } // namespace
 
 // The test process on node P writes to a child on the other node.
@@ -208,47 +263,13 @@ TEST_P(ConnWriteDir, Basic)
 	ASSERT_EQ(evs.size(), n_pieces)
 		<< "one completion per post; posted on QPs" << sconns
 		<< "; got" << got << "; " << to_string(me.conn().stats());
-	std::set<std::uint64_t> ids;
-	for (const rv::Event &e : evs) {
-		SCOPED_TRACE(to_string(e));
-		EXPECT_EQ(e.event_type, RV_WC_RDMA_WRITE);
-		EXPECT_EQ(e.status, 0);
-		ASSERT_GE(e.wr_id, 0xabc000u);
-		ASSERT_LT(e.wr_id, 0xabc000u + n_pieces);
-		EXPECT_TRUE(ids.insert(e.wr_id).second) << "duplicate completion";
-		EXPECT_EQ(e.conn_handle, me.conn().conn_handle());
-		EXPECT_EQ(e.byte_len, pieces[e.wr_id - 0xabc000].len);
-	}
+	expect_completions(evs, me.conn().conn_handle());
+	if (HasFatalFailure())
+		return;
 
-	const RecvCheck rc = child.chan().expect_body<RecvCheck>(msg_user + 1, seconds(120));
-	EXPECT_EQ(rc.events, n_pieces);
-	EXPECT_EQ(rc.ok, n_pieces) << "bad fields " << rc.bad_fields << ", bad data "
-				   << rc.bad_data << "; first bad event: "
-				   << to_string(rc.first_bad);
-	EXPECT_EQ(rc.es.recv_write_cqe, n_pieces);
-	EXPECT_EQ(rc.es.recv_write_bytes, total);
-	EXPECT_EQ(rc.es.recv_write_cqe_fail, 0u);
-	EXPECT_EQ(rc.es.send_write_cqe, 0u);
-	EXPECT_EQ(rc.cs.recv_write_cqe, n_pieces) << to_string(rc.cs);
-	EXPECT_EQ(rc.cs.recv_write_bytes, total) << to_string(rc.cs);
-
-	const rv::EventStats es = me.dev().event_stats();
-	EXPECT_EQ(es.send_write_cqe, n_pieces);
-	EXPECT_EQ(es.send_write_bytes, total);
-	EXPECT_EQ(es.send_write_cqe_fail, 0u);
-	EXPECT_EQ(es.recv_write_cqe, 0u);
-	const rv::ConnStats cs = me.conn().stats();
-	EXPECT_EQ(cs.post_write, n_pieces) << to_string(cs);
-	EXPECT_EQ(cs.post_write_bytes, total) << to_string(cs);
-	EXPECT_EQ(cs.send_write_cqe, n_pieces) << to_string(cs);
-	EXPECT_EQ(cs.send_write_cqe_fail, 0u) << to_string(cs);
-	EXPECT_EQ(cs.outstand_send_write, 0u) << to_string(cs);
-	std::uint64_t per_qp = 0;
-	for (unsigned i = 0; i < me.num_conn(); i++)
-		per_qp += me.conn().stats(static_cast<std::uint8_t>(i)).post_write;
-	EXPECT_EQ(per_qp, n_pieces) << "per-QP stats add up to the aggregate";
-	const rv::ConnStats all = rv::Connection::all_stats(me.dev());
-	EXPECT_EQ(all.post_write, n_pieces);
+	expect_received(child.chan().expect_body<RecvCheck>(msg_user + 1, seconds(120)),
+			total);
+	expect_sent(me, total);
 
 	// The data crossed the veth: the peer's device received at least
 	// one packet per MTU (1024), this one only the ACKs.
@@ -270,6 +291,63 @@ INSTANTIATE_TEST_SUITE_P(ConnWrite, ConnWriteDir, testing::Values(0, 1),
 			 });
 
 namespace {
+
+// Posts good with one field made wrong at a time: each must fail with
+// EINVAL. How many were accepted.
+std::uint64_t expect_invalid_posts(int fd, const rv_post_write_params_in &good)
+{
+	struct Case {
+		const char *what;
+		void (*mutate)(rv_post_write_params_in &);
+	};
+	const Case cases[] = {
+		{"bogus loc_mr_handle", [](rv_post_write_params_in &w) { w.loc_mr_handle += 999; }},
+		{"zero loc_mr_handle", [](rv_post_write_params_in &w) { w.loc_mr_handle = 0; }},
+		// A REG_MEM hit answers a bigger MR for a sub-range, so the MR
+		// must cover the range named; it need not equal it.
+		{"loc_mr_addr before the MR", [](rv_post_write_params_in &w) {
+			 w.loc_mr_addr -= 4096;
+			 w.loc_mr_length += 4096;
+		 }},
+		{"loc_mr_length past the MR", [](rv_post_write_params_in &w) { w.loc_mr_length += 4096; }},
+		{"loc_mr_access not as registered", [](rv_post_write_params_in &w) {
+			 w.loc_mr_access = rv::access::psm3_recv;
+		 }},
+		{"loc_addr before the MR", [](rv_post_write_params_in &w) { w.loc_addr = w.loc_mr_addr - 1; }},
+		{"range past the MR's end", [](rv_post_write_params_in &w) {
+			 w.loc_addr = w.loc_mr_addr + w.loc_mr_length - 100;
+			 w.length = 101;
+		 }},
+		{"length beyond the MR", [](rv_post_write_params_in &w) {
+			 w.loc_addr = w.loc_mr_addr;
+			 w.length = w.loc_mr_length + 1;
+		 }},
+		{"loc_addr + length wraps", [](rv_post_write_params_in &w) {
+			 w.length = ~std::uint64_t{0} - 10;
+		 }},
+		{"resv1 non-zero", [](rv_post_write_params_in &w) { w.resv1 = 1; }},
+	};
+	std::uint64_t accepted = 0;	// wrongly: each is one more write
+	for (const Case &c : cases) {
+		rv_post_write_params_in w = good;
+		c.mutate(w);
+		int err = post_write_errno(fd, w);
+		EXPECT_EQ(err, EINVAL) << c.what << ": " << std::strerror(err);
+		accepted += !err;
+	}
+	return accepted;
+}
+
+// w with its local side in mr, all of it.
+rv_post_write_params_in from_mr(rv_post_write_params_in w, const rv::MemoryRegion &mr)
+{
+	w.loc_addr = mr.addr();
+	w.loc_mr_handle = mr.handle();
+	w.loc_mr_addr = mr.addr();
+	w.loc_mr_length = mr.length();
+	w.loc_mr_access = mr.access();
+	return w;
+}
 
 // A Receiver that waits for msg_fin; reports the events it got (msg_u64:
 // a count).
@@ -315,58 +393,14 @@ TEST(ConnWrite, PostValidation)
 		w.immed = me.immed(peer.rv_index, 1);
 		return w;
 	};
-	struct Case {
-		const char *what;
-		void (*mutate)(rv_post_write_params_in &);
-	};
-	const Case cases[] = {
-		{"bogus loc_mr_handle", [](rv_post_write_params_in &w) { w.loc_mr_handle += 999; }},
-		{"zero loc_mr_handle", [](rv_post_write_params_in &w) { w.loc_mr_handle = 0; }},
-		// A REG_MEM hit answers a bigger MR for a sub-range, so the MR
-		// must cover the range named; it need not equal it.
-		{"loc_mr_addr before the MR", [](rv_post_write_params_in &w) {
-			 w.loc_mr_addr -= 4096;
-			 w.loc_mr_length += 4096;
-		 }},
-		{"loc_mr_length past the MR", [](rv_post_write_params_in &w) { w.loc_mr_length += 4096; }},
-		{"loc_mr_access not as registered", [](rv_post_write_params_in &w) {
-			 w.loc_mr_access = rv::access::psm3_recv;
-		 }},
-		{"loc_addr before the MR", [](rv_post_write_params_in &w) { w.loc_addr = w.loc_mr_addr - 1; }},
-		{"range past the MR's end", [](rv_post_write_params_in &w) {
-			 w.loc_addr = w.loc_mr_addr + w.loc_mr_length - 100;
-			 w.length = 101;
-		 }},
-		{"length beyond the MR", [](rv_post_write_params_in &w) {
-			 w.loc_addr = w.loc_mr_addr;
-			 w.length = w.loc_mr_length + 1;
-		 }},
-		{"loc_addr + length wraps", [](rv_post_write_params_in &w) {
-			 w.length = ~std::uint64_t{0} - 10;
-		 }},
-		{"resv1 non-zero", [](rv_post_write_params_in &w) { w.resv1 = 1; }},
-	};
-	std::uint64_t accepted = 0;	// wrongly: each is one more write
-	for (const Case &c : cases) {
-		rv_post_write_params_in w = good();
-		c.mutate(w);
-		int err = post_write_errno(me.fd(), w);
-		EXPECT_EQ(err, EINVAL) << c.what << ": " << std::strerror(err);
-		accepted += !err;
-	}
+	std::uint64_t accepted = expect_invalid_posts(me.fd(), good());	// wrongly
 	// An MR of another process of the job is not this process's.
 	{
 		Side other(n0, n1, key);
 		rv::Mapping obuf = shared_buffer(MiB);
 		rv::MemoryRegion omr = other.dev().reg_mem(obuf.data(), obuf.size(),
 							   rv::access::psm3_send);
-		rv_post_write_params_in w = good();
-		w.loc_addr = omr.addr();
-		w.loc_mr_handle = omr.handle();
-		w.loc_mr_addr = omr.addr();
-		w.loc_mr_length = omr.length();
-		w.loc_mr_access = omr.access();
-		int err = post_write_errno(me.fd(), w);
+		int err = post_write_errno(me.fd(), from_mr(good(), omr));
 		// Its handle may happen to name one of ours; then the
 		// addresses do not match it.
 		EXPECT_EQ(err, EINVAL) << "another file's MR: " << std::strerror(err);
@@ -465,6 +499,40 @@ TEST(ConnWrite, StaleMrEinval)
 	EXPECT_TRUE(child.wait(seconds(60)).ok());
 }
 
+namespace {
+
+// A transfer without a fault: every one of count messages posted once and
+// completed without error.
+void expect_flawless_send(const SendReport &s, std::uint64_t count)
+{
+	EXPECT_EQ(s.result, 0) << to_string(s);
+	EXPECT_EQ(s.messages, count);
+	EXPECT_EQ(s.posts, count);
+	EXPECT_EQ(s.cqe_ok, count);
+	EXPECT_EQ(s.cqe_err, 0u);
+	EXPECT_EQ(s.cqe_unknown, 0u);
+	EXPECT_EQ(s.cqe_bad, 0u);
+	EXPECT_EQ(s.outstanding_end, 0u);
+	EXPECT_EQ(s.post_eio + s.post_other, 0u);
+	EXPECT_EQ(s.overflow, 0u);
+}
+
+// Its receiver: every message, bytes in all, intact, nothing else.
+void expect_flawless_receive(const RecvReport &r, std::uint64_t count, std::uint64_t bytes)
+{
+	EXPECT_EQ(r.result, 0) << to_string(r);
+	EXPECT_EQ(r.verified, count) << to_string(r);
+	EXPECT_EQ(r.bytes, bytes);
+	EXPECT_EQ(r.mismatches, 0u) << to_string(r);
+	EXPECT_EQ(r.duplicates + r.bad_type + r.bad_status + r.bad_index + r.bad_seq +
+			  r.bad_len + r.bad_conn_handle,
+		  0u)
+		<< to_string(r);
+	EXPECT_EQ(r.overflow, 0u);
+}
+
+} // namespace
+
 // A verified transfer: node 0 writes RV_CONN_TEST_BYTES (1 GiB) to a
 // process on node 1 in writes of 1 B to 4 MiB at unaligned offsets of
 // its MRs, 8 in flight; the receiver checks every byte of every write.
@@ -507,28 +575,10 @@ TEST(ConnWrite, DataIntegrity)
 	note("sender: " + to_string(res.send));
 
 	const SendReport &s = res.send;
-	EXPECT_EQ(s.result, 0) << to_string(s);
-	EXPECT_EQ(s.messages, count);
-	EXPECT_EQ(s.posts, count);
-	EXPECT_EQ(s.cqe_ok, count);
-	EXPECT_EQ(s.cqe_err, 0u);
-	EXPECT_EQ(s.cqe_unknown, 0u);
-	EXPECT_EQ(s.cqe_bad, 0u);
-	EXPECT_EQ(s.outstanding_end, 0u);
-	EXPECT_EQ(s.post_eio + s.post_other, 0u);
-	EXPECT_EQ(s.overflow, 0u);
+	expect_flawless_send(s, count);
 	ASSERT_TRUE(res.recv.has_value()) << "no report from the receiver";
-	const RecvReport &r = *res.recv;
-	note("receiver: " + to_string(r));
-	EXPECT_EQ(r.result, 0) << to_string(r);
-	EXPECT_EQ(r.verified, count) << to_string(r);
-	EXPECT_EQ(r.bytes, s.bytes);
-	EXPECT_EQ(r.mismatches, 0u) << to_string(r);
-	EXPECT_EQ(r.duplicates + r.bad_type + r.bad_status + r.bad_index + r.bad_seq +
-			  r.bad_len + r.bad_conn_handle,
-		  0u)
-		<< to_string(r);
-	EXPECT_EQ(r.overflow, 0u);
+	note("receiver: " + to_string(*res.recv));
+	expect_flawless_receive(*res.recv, count, s.bytes);
 
 	const rv::ConnStats peer_cs = child.chan().expect_body<rv::ConnStats>(msg_user, seconds(60));
 	const rv::EventStats peer_es =
@@ -665,6 +715,102 @@ int routing_receiver(Channel &ch, const Node &local, const Node &remote,
 	return 0;
 }
 
+// One write of the routing test: from offset off of the source.
+struct RoutingPost {
+	std::uint64_t off;
+	std::uint64_t rem_addr;
+	std::uint32_t rkey;
+	std::uint32_t immed;
+	std::uint64_t len;
+};
+
+// The writes of the routing test, their patterns in src: routing_writes
+// to each receiver of info, then two with an index nobody has into the
+// spare room of p0 (the receiver of rv_index 0).
+std::vector<RoutingPost> routing_posts(Side &me, const std::vector<RoutingInfo> &info,
+				       const RoutingInfo &p0, const rv::Mapping &src)
+{
+	std::vector<RoutingPost> posts;
+	auto add = [&](const RoutingInfo &ri, std::uint32_t index, std::uint64_t slot,
+		       std::uint32_t k) {
+		RoutingPost p;
+		p.off = posts.size() * routing_slot;
+		p.rem_addr = ri.addr + slot * routing_slot;
+		p.rkey = ri.rkey;
+		p.immed = me.immed(index, k);
+		p.len = routing_len(index, k);
+		fill_pattern(src.bytes() + p.off, p.len, routing_key(index, k));
+		posts.push_back(p);
+	};
+	for (std::uint32_t k = 0; k < routing_writes; k++)
+		for (const RoutingInfo &ri : info)
+			add(ri, ri.rv_index, k, k);
+	for (std::uint32_t k = 0; k < 2; k++)
+		add(p0, unknown_index, routing_writes + k, k);
+	return posts;
+}
+
+// How posting every write of a list went.
+struct PostOutcome {
+	std::size_t posted = 0;
+	std::size_t completed = 0;
+	std::size_t failed = 0;		// completed in error
+	int hard_error = 0;		// a post's errno other than "try again"
+};
+
+// Posts the writes in order (retrying EAGAIN, ENOMEM, EBUSY) and waits
+// for their completions, for at most 180 s.
+PostOutcome post_all(Side &me, const std::vector<RoutingPost> &posts,
+		     const rv::Mapping &src, const rv::MemoryRegion &mr)
+{
+	PostOutcome o;
+	auto end = std::chrono::steady_clock::now() + seconds(180);
+	while ((o.posted < posts.size() || o.completed < o.posted) && !o.hard_error &&
+	       std::chrono::steady_clock::now() < end) {
+		if (o.posted < posts.size()) {
+			const RoutingPost &p = posts[o.posted];
+			rv::WriteRequest w;
+			w.loc_addr = src.addr() + p.off;
+			w.mr = &mr.info();
+			w.rem_addr = p.rem_addr;
+			w.rkey = p.rkey;
+			w.length = p.len;
+			w.wr_id = o.posted;
+			w.immed = p.immed;
+			rv::PostResult pr;
+			int err = me.conn().try_post_write(w, pr);
+			if (!err)
+				o.posted++;
+			else if (err != EAGAIN && err != ENOMEM && err != EBUSY)
+				o.hard_error = err;
+		}
+		me.ring().drain([&](const rv::Event &e) {
+			o.completed++;
+			if (e.status || e.event_type != RV_WC_RDMA_WRITE)
+				o.failed++;
+		});
+	}
+	return o;
+}
+
+// A receiver of the routing test saw its writes and no other.
+void expect_routed(const RoutingReport &r)
+{
+	SCOPED_TRACE("rv_index " + std::to_string(r.rv_index));
+	EXPECT_EQ(r.ok, routing_writes);
+	EXPECT_EQ(r.events, routing_writes);
+	EXPECT_EQ(r.wrong_index, 0u) << "first: " << to_string(r.first_bad);
+	EXPECT_EQ(r.duplicate, 0u);
+	EXPECT_EQ(r.bad, 0u) << "first: " << to_string(r.first_bad);
+	EXPECT_EQ(r.es.recv_write_cqe, routing_writes);
+	if (r.rv_index == 0) {
+		EXPECT_EQ(r.spare_written, 1u)
+			<< "the write with an unknown index did not land";
+		EXPECT_EQ(r.recv_drop, 2u)
+			<< "writes for an unknown index not counted";
+	}
+}
+
 } // namespace
 
 // 16 processes of the job on node 1, one on node 0: a write whose
@@ -707,95 +853,26 @@ TEST(ConnWrite, ImmediateRoutingAmong16Processes)
 	rv::Mapping src = shared_buffer((routing_procs * routing_writes + 2) * routing_slot);
 	rv::MemoryRegion mr = me.dev().reg_mem(src.data(), src.size(),
 					       rv::access::psm3_send);
-	struct Post {
-		std::uint64_t off;
-		std::uint64_t rem_addr;
-		std::uint32_t rkey;
-		std::uint32_t immed;
-		std::uint64_t len;
-	};
-	std::vector<Post> posts;
-	for (std::uint32_t k = 0; k < routing_writes; k++)
-		for (const RoutingInfo &ri : info) {
-			Post p;
-			p.off = posts.size() * routing_slot;
-			p.rem_addr = ri.addr + k * routing_slot;
-			p.rkey = ri.rkey;
-			p.immed = me.immed(ri.rv_index, k);
-			p.len = routing_len(ri.rv_index, k);
-			fill_pattern(src.bytes() + p.off, p.len, routing_key(ri.rv_index, k));
-			posts.push_back(p);
-		}
-	// Writes for an index nobody has, into process 0's spare room.
+	// Writes for an index nobody has go into process 0's spare room.
 	const RoutingInfo *p0 = nullptr;
 	for (const RoutingInfo &ri : info)
 		if (ri.rv_index == 0)
 			p0 = &ri;
 	ASSERT_NE(p0, nullptr);
-	for (std::uint32_t k = 0; k < 2; k++) {
-		Post p;
-		p.off = posts.size() * routing_slot;
-		p.rem_addr = p0->addr + (routing_writes + k) * routing_slot;
-		p.rkey = p0->rkey;
-		p.immed = me.immed(unknown_index, k);
-		p.len = routing_len(unknown_index, k);
-		fill_pattern(src.bytes() + p.off, p.len, routing_key(unknown_index, k));
-		posts.push_back(p);
-	}
+	const std::vector<RoutingPost> posts = routing_posts(me, info, *p0, src);
 
-	std::size_t next = 0;
-	std::size_t completed = 0;
-	std::size_t failed = 0;
-	int hard_error = 0;
-	auto end = std::chrono::steady_clock::now() + seconds(180);
-	while ((next < posts.size() || completed < next) && !hard_error &&
-	       std::chrono::steady_clock::now() < end) {
-		if (next < posts.size()) {
-			const Post &p = posts[next];
-			rv::WriteRequest w;
-			w.loc_addr = src.addr() + p.off;
-			w.mr = &mr.info();
-			w.rem_addr = p.rem_addr;
-			w.rkey = p.rkey;
-			w.length = p.len;
-			w.wr_id = next;
-			w.immed = p.immed;
-			rv::PostResult pr;
-			int err = me.conn().try_post_write(w, pr);
-			if (!err)
-				next++;
-			else if (err != EAGAIN && err != ENOMEM && err != EBUSY)
-				hard_error = err;
-		}
-		me.ring().drain([&](const rv::Event &e) {
-			completed++;
-			if (e.status || e.event_type != RV_WC_RDMA_WRITE)
-				failed++;
-		});
-	}
-	EXPECT_EQ(hard_error, 0) << std::strerror(hard_error);
-	EXPECT_EQ(next, posts.size());
-	EXPECT_EQ(completed, posts.size());
-	EXPECT_EQ(failed, 0u);
+	const PostOutcome o = post_all(me, posts, src, mr);
+	EXPECT_EQ(o.hard_error, 0) << std::strerror(o.hard_error);
+	EXPECT_EQ(o.posted, posts.size());
+	EXPECT_EQ(o.completed, posts.size());
+	EXPECT_EQ(o.failed, 0u);
 
 	for (auto &p : peers)
 		p.chan().send(msg_fin);
 	std::uint64_t total_events = 0;
 	for (auto &p : peers) {
 		RoutingReport r = p.chan().expect_body<RoutingReport>(msg_user + 1, seconds(120));
-		SCOPED_TRACE("rv_index " + std::to_string(r.rv_index));
-		EXPECT_EQ(r.ok, routing_writes);
-		EXPECT_EQ(r.events, routing_writes);
-		EXPECT_EQ(r.wrong_index, 0u) << "first: " << to_string(r.first_bad);
-		EXPECT_EQ(r.duplicate, 0u);
-		EXPECT_EQ(r.bad, 0u) << "first: " << to_string(r.first_bad);
-		EXPECT_EQ(r.es.recv_write_cqe, routing_writes);
-		if (r.rv_index == 0) {
-			EXPECT_EQ(r.spare_written, 1u)
-				<< "the write with an unknown index did not land";
-			EXPECT_EQ(r.recv_drop, 2u)
-				<< "writes for an unknown index not counted";
-		}
+		expect_routed(r);
 		total_events += r.events;
 	}
 	EXPECT_EQ(total_events, std::uint64_t{routing_procs} * routing_writes)

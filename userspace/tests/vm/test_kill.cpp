@@ -328,6 +328,53 @@ std::int64_t attach_in_new_process(const rv::AttachParams &p)
 	return *out.report;
 }
 
+// Waits until the registering child is inside a REG_MEM after its first
+// few, then a random part of one registration's duration; when says so.
+void wait_inside_reg(Peer &child, RegShared &sh, std::mt19937_64 &rng, std::string &when)
+{
+	const std::uint64_t after = 1 + rng() % 3;
+	auto regs = [&] {
+		std::uint64_t sum = 0;
+		for (auto &t : sh.t)
+			sum += t.regs;
+		return sum;
+	};
+	ASSERT_TRUE(wait_until([&] { return regs() >= after || !alive(child.pid()); },
+			       seconds(600)))
+		<< "no REG_MEM finished in 600 s";
+	ASSERT_TRUE(alive(child.pid())) << "the registering process died";
+	const std::uint64_t span = std::max<std::uint64_t>(
+		std::max(sh.t[0].first_reg_us.load(), sh.t[1].first_reg_us.load()), 1);
+	const auto d = microseconds(rng() % span);
+	ASSERT_TRUE(wait_until([&] {
+		for (auto &t : sh.t)
+			if (t.phase == phase_reg)
+				return true;
+		return false;
+	}, seconds(60)));
+	std::this_thread::sleep_for(d);
+	when = std::to_string(d.count()) + " us into a REG_MEM after " +
+	       std::to_string(regs()) + " (one took " + std::to_string(span) + " us)";
+}
+
+// Where the killed child's threads were; in_reg: one inside a REG_MEM.
+// None may have seen an error.
+std::string thread_phases(const RegShared &sh, bool &in_reg)
+{
+	std::string where;
+	for (unsigned t = 0; t < reg_threads; t++) {
+		const RegThread &rt = sh.t[t];
+		in_reg |= rt.phase == phase_reg;
+		where += std::string(" thread ") + std::to_string(t) + ": " +
+			 phase_name(rt.phase) + " after " +
+			 std::to_string(rt.regs.load()) + " REG_MEM;";
+		EXPECT_EQ(rt.errors.load(), 0u)
+			<< "thread " << t << ": " << phase_name(rt.error_op)
+			<< " failed: " << std::strerror(rt.error_errno);
+	}
+	return where;
+}
+
 } // namespace
 
 // A process registering 64 MiB fresh buffers in two threads is killed at
@@ -377,48 +424,15 @@ TEST(Kill, MidRegistration)
 			std::this_thread::sleep_for(d);
 			when = std::to_string(d.count()) + " ms after the attach";
 		} else {
-			// Inside a REG_MEM after the first few: at a random
-			// point of about one registration's duration.
-			const std::uint64_t after = 1 + rng() % 3;
-			auto regs = [&] {
-				std::uint64_t sum = 0;
-				for (auto &t : sh->t)
-					sum += t.regs;
-				return sum;
-			};
-			ASSERT_TRUE(wait_until([&] { return regs() >= after || !alive(child.pid()); },
-					       seconds(600)))
-				<< "no REG_MEM finished in 600 s";
-			ASSERT_TRUE(alive(child.pid())) << "the registering process died";
-			const std::uint64_t span = std::max<std::uint64_t>(
-				std::max(sh->t[0].first_reg_us.load(), sh->t[1].first_reg_us.load()), 1);
-			const auto d = microseconds(rng() % span);
-			ASSERT_TRUE(wait_until([&] {
-				for (auto &t : sh->t)
-					if (t.phase == phase_reg)
-						return true;
-				return false;
-			}, seconds(60)));
-			std::this_thread::sleep_for(d);
-			when = std::to_string(d.count()) + " us into a REG_MEM after " +
-			       std::to_string(regs()) + " (one took " +
-			       std::to_string(span) + " us)";
+			wait_inside_reg(child, *sh, rng, when);
+			if (HasFatalFailure())
+				return;
 		}
 		child.kill(SIGKILL);
 		expect_killed(child, "the registering process");
 
-		std::string where;
 		bool in_reg = false;
-		for (unsigned t = 0; t < reg_threads; t++) {
-			const RegThread &rt = sh->t[t];
-			in_reg |= rt.phase == phase_reg;
-			where += std::string(" thread ") + std::to_string(t) + ": " +
-				 phase_name(rt.phase) + " after " +
-				 std::to_string(rt.regs.load()) + " REG_MEM;";
-			EXPECT_EQ(rt.errors.load(), 0u)
-				<< "thread " << t << ": " << phase_name(rt.error_op)
-				<< " failed: " << std::strerror(rt.error_errno);
-		}
+		const std::string where = thread_phases(*sh, in_reg);
 		mid_reg += in_reg;
 		note("kill " + std::to_string(i) + " " + when + ":" + where);
 
@@ -592,6 +606,46 @@ const char *other_name(Other o)
 	return "?";
 }
 
+// How far the killed connecting process got.
+std::string conn_progress(const ConnShared &sh)
+{
+	return std::string(sh.connect_done ? "" : "CONN_CONNECT not returned, ") +
+	       "connected " + std::to_string(sh.connected.load()) + " req_sent " +
+	       std::to_string(sh.req_sent.load()) + " rej_recv " +
+	       std::to_string(sh.rej_recv.load()) + " rep_recv " +
+	       std::to_string(sh.rep_recv.load()) + " req_recv " +
+	       std::to_string(sh.req_recv.load());
+}
+
+// Until it was killed, the connecting process saw no error but EIO, and
+// no connection unless the other side (on there) was connecting too.
+void expect_clean_connect(const ConnShared &sh, Other other, const Node &there)
+{
+	if (sh.connect_done) {
+		EXPECT_EQ(sh.connect_err.load(), 0)
+			<< "CONN_CONNECT: " << std::strerror(sh.connect_err);
+	}
+	EXPECT_EQ(sh.other_err.load(), 0u)
+		<< "CONN_CONNECTED or GET_STATS failed (not with EIO)";
+	if (other != Other::connecting) {
+		EXPECT_EQ(sh.ever_connected.load(), 0u)
+			<< "connected with nobody connecting on " << there.dev;
+	}
+}
+
+// The other side of a killed connection ends: it saw the connection up or
+// failed (EIO), exits cleanly, and leaves nothing on there.
+void finish_other_side(Peer &peer, RdmaRes &res, const Node &there)
+{
+	peer.chan().send(msg_fin);
+	const PeerReport r = peer.chan().expect_body<PeerReport>(msg_user, seconds(60));
+	EXPECT_TRUE(r.connected_err == 0 || r.connected_err == EIO)
+		<< "the other side's CONN_CONNECTED: " << std::strerror(r.connected_err);
+	const Peer::Status st = peer.wait(seconds(60));
+	EXPECT_TRUE(st.ok()) << st.str();
+	EXPECT_SETTLES(res, there.dev, ResCounts{}, "after the other side closed");
+}
+
 } // namespace
 
 // A process is killed while its connection is being made: on the
@@ -651,22 +705,8 @@ TEST(Kill, MidConnect)
 		expect_killed(victim, "the connecting process");
 
 		note(what + ", " + std::to_string(d.count()) + " ms after CONN_CREATE: " +
-		     (sh->connect_done ? "" : "CONN_CONNECT not returned, ") + "connected " +
-		     std::to_string(sh->connected.load()) + " req_sent " +
-		     std::to_string(sh->req_sent.load()) + " rej_recv " +
-		     std::to_string(sh->rej_recv.load()) + " rep_recv " +
-		     std::to_string(sh->rep_recv.load()) + " req_recv " +
-		     std::to_string(sh->req_recv.load()));
-		if (sh->connect_done) {
-			EXPECT_EQ(sh->connect_err.load(), 0)
-				<< "CONN_CONNECT: " << std::strerror(sh->connect_err);
-		}
-		EXPECT_EQ(sh->other_err.load(), 0u)
-			<< "CONN_CONNECTED or GET_STATS failed (not with EIO)";
-		if (other != Other::connecting) {
-			EXPECT_EQ(sh->ever_connected.load(), 0u)
-				<< "connected with nobody connecting on " << there.dev;
-		}
+		     conn_progress(*sh));
+		expect_clean_connect(*sh, other, there);
 		if (!sh->ever_connected) {
 			before_connected++;
 			after_req += on_client && sh->req_sent > 0;
@@ -674,18 +714,8 @@ TEST(Kill, MidConnect)
 
 		// The killed process was the job on its node: all of it goes.
 		EXPECT_SETTLES(res, here.dev, ResCounts{}, "after the kill");
-		if (peer) {
-			peer->chan().send(msg_fin);
-			const PeerReport r = peer->chan().expect_body<PeerReport>(msg_user,
-										 seconds(60));
-			EXPECT_TRUE(r.connected_err == 0 || r.connected_err == EIO)
-				<< "the other side's CONN_CONNECTED: "
-				<< std::strerror(r.connected_err);
-			const Peer::Status st = peer->wait(seconds(60));
-			EXPECT_TRUE(st.ok()) << st.str();
-			EXPECT_SETTLES(res, there.dev, ResCounts{},
-				       "after the other side closed");
-		}
+		if (peer)
+			finish_other_side(*peer, res, there);
 		EXPECT_SETTLES(res, here.dev, ResCounts{}, "at the end");
 	}
 	note(std::to_string(before_connected) + " kills before the connection was made, " +
@@ -870,6 +900,23 @@ void write_through(Peer &p, Side &me, const rv::Mapping &buf,
 	EXPECT_GT(rcvd_pkts(me.local().dev), rx);
 }
 
+// The connection of me (on node b) fails for good within its reconnect
+// timeout once the peer's job is gone, after a DREQ.
+void expect_failed_for_good(Side &me, const Node &b, unsigned reconnect_timeout)
+{
+	int err = 0;
+	EXPECT_TRUE(wait_until([&] {
+		int v = -1;
+		err = conn_connected_errno(me.fd(), me.conn().handle(), &v);
+		return err == EIO;
+	}, seconds(reconnect_timeout + 60)))
+		<< b.dev << "'s connection did not fail for good: CONN_CONNECTED "
+		<< std::strerror(err) << "; " << to_string(me.conn().stats());
+	const rv::ConnStats st = me.conn().stats();
+	note(b.dev + " after the peer's job went: " + to_string(st));
+	EXPECT_GE(st.dreq_recv, 1u) << "no DREQ from the released connection";
+}
+
 } // namespace
 
 // Two processes of a job on node 0 share a connection to node 1 (this
@@ -952,17 +999,7 @@ TEST(Kill, WhileConnectedIdle)
 	expect_killed(p3, "process 3");
 	EXPECT_SETTLES(res, a.dev, ResCounts{}, "after the last process was killed");
 
-	int err = 0;
-	EXPECT_TRUE(wait_until([&] {
-		int v = -1;
-		err = conn_connected_errno(me->fd(), me->conn().handle(), &v);
-		return err == EIO;
-	}, seconds(cfg.reconnect_timeout + 60)))
-		<< b.dev << "'s connection did not fail for good: CONN_CONNECTED "
-		<< std::strerror(err) << "; " << to_string(me->conn().stats());
-	const rv::ConnStats st = me->conn().stats();
-	note(b.dev + " after the peer's job went: " + to_string(st));
-	EXPECT_GE(st.dreq_recv, 1u) << "no DREQ from the released connection";
+	expect_failed_for_good(*me, b, cfg.reconnect_timeout);
 	// This side's MR is its own and stays.
 	EXPECT_EQ(res.count(b.dev).mr, 1u);
 	rmr.reset();

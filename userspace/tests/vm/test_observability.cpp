@@ -173,6 +173,64 @@ bool looks_like_kernel_address(const std::string &v)
 	return n >= 0xffff800000000000ULL;
 }
 
+// Connections in debugfs: num_conn QPs a side, all connected; the writes
+// on a's (of job ja), their arrival on b's (of job jb).
+void expect_conns(const rv::debugfs::Snapshot &d, const std::string &ja,
+		  const std::string &jb, Pair &p, const Node &n1)
+{
+	const Records ca = select(d.conns, "job", ja);
+	const Records cb = select(d.conns, "job", jb);
+	ASSERT_EQ(ca.size(), p.a.num_conn()) << dump(d.conns);
+	ASSERT_EQ(cb.size(), p.b.num_conn()) << dump(d.conns);
+	for (const auto &c : ca) {
+		SCOPED_TRACE(str(c));
+		EXPECT_EQ(c.get("state"), std::string_view("connected"));
+		EXPECT_NE(c.u64_or("qpn", 0), 0u);
+		EXPECT_EQ(c.get_u64("conn"), p.a.conn().conn_handle());
+		EXPECT_GE(c.get_u64("conn_count"), 1u);
+		EXPECT_EQ(c.get_u64("outstanding"), 0u);
+		EXPECT_EQ(c.get_u64("users"), 1u);
+		EXPECT_EQ(c.get_u64("rem_addr"), n1.ip);
+	}
+	EXPECT_EQ(sum(ca, "post_write"), n_writes) << dump(ca);
+	EXPECT_EQ(sum(ca, "post_write_bytes"), n_writes * write_len) << dump(ca);
+	EXPECT_EQ(sum(ca, "send_write_cqe"), n_writes) << dump(ca);
+	EXPECT_EQ(sum(ca, "send_write_cqe_fail"), 0u) << dump(ca);
+	EXPECT_EQ(sum(cb, "recv_write_cqe"), n_writes) << dump(cb);
+	EXPECT_EQ(sum(cb, "recv_write_bytes"), n_writes * write_len) << dump(cb);
+	EXPECT_EQ(sum(cb, "recv_drop"), 0u) << dump(cb);
+	EXPECT_EQ(sum(ca, "server") + sum(cb, "server"), p.a.num_conn())
+		<< "one side listens";
+}
+
+// Processes in debugfs: this one, once in each job, with its cache and
+// events.
+void expect_procs(const rv::debugfs::Snapshot &d, const std::string &ja,
+		  const std::string &jb, Pair &p)
+{
+	const std::string pid = std::to_string(getpid());
+	const Records pa = select(select(d.procs, "job", ja), "pid", pid);
+	const Records pb = select(select(d.procs, "job", jb), "pid", pid);
+	ASSERT_EQ(pa.size(), 1u) << dump(d.procs);
+	ASSERT_EQ(pb.size(), 1u) << dump(d.procs);
+	const rv::CacheStats cs = p.a.dev().cache_stats();
+	EXPECT_EQ(pa[0].get_u64("rv_index"), p.a.attach().rv_index);
+	EXPECT_EQ(pb[0].get_u64("rv_index"), p.b.attach().rv_index);
+	EXPECT_EQ(pa[0].get_u64("conns"), 1u);
+	EXPECT_EQ(pa[0].get("conn_ids"),
+		  std::string_view(std::to_string(p.a.conn().conn_handle())));
+	EXPECT_EQ(pa[0].get_u64("cache_count"), cs.count) << str(pa[0]);
+	EXPECT_EQ(pa[0].get_u64("cache_size"), cs.cache_size) << str(pa[0]);
+	EXPECT_EQ(pa[0].get_u64("cache_miss"), cs.miss) << str(pa[0]);
+	EXPECT_EQ(pa[0].get_u64("cache_limit"),
+		  std::uint64_t{p.a.attach().mr_cache_size} << 20) << str(pa[0]);
+	EXPECT_EQ(pa[0].get_u64("ring_entries"), p.a.config().cq_entries) << str(pa[0]);
+	EXPECT_EQ(pa[0].get_u64("send_write_cqe"), n_writes) << str(pa[0]);
+	EXPECT_EQ(pa[0].get_u64("send_write_bytes"), n_writes * write_len);
+	EXPECT_EQ(pb[0].get_u64("recv_write_cqe"), n_writes) << str(pb[0]);
+	EXPECT_EQ(pb[0].get_u64("recv_write_bytes"), n_writes * write_len);
+}
+
 } // namespace
 
 TEST(Observability, DebugfsShowsJobsConnectionsAndProcesses)
@@ -220,54 +278,12 @@ TEST(Observability, DebugfsShowsJobsConnectionsAndProcesses)
 	ASSERT_EQ(job_of.count(n1.dev), 1u);
 	EXPECT_EQ(select(d.jobs, "job", job_of[n0.dev]).size(), 1u) << "job ids are unique";
 
-	// Connections: num_conn QPs a side, all connected; the writes on a's,
-	// their arrival on b's.
-	const Records ca = select(d.conns, "job", job_of[n0.dev]);
-	const Records cb = select(d.conns, "job", job_of[n1.dev]);
-	ASSERT_EQ(ca.size(), p->a.num_conn()) << dump(d.conns);
-	ASSERT_EQ(cb.size(), p->b.num_conn()) << dump(d.conns);
-	for (const auto &c : ca) {
-		SCOPED_TRACE(str(c));
-		EXPECT_EQ(c.get("state"), std::string_view("connected"));
-		EXPECT_NE(c.u64_or("qpn", 0), 0u);
-		EXPECT_EQ(c.get_u64("conn"), p->a.conn().conn_handle());
-		EXPECT_GE(c.get_u64("conn_count"), 1u);
-		EXPECT_EQ(c.get_u64("outstanding"), 0u);
-		EXPECT_EQ(c.get_u64("users"), 1u);
-		EXPECT_EQ(c.get_u64("rem_addr"), n1.ip);
-	}
-	EXPECT_EQ(sum(ca, "post_write"), n_writes) << dump(ca);
-	EXPECT_EQ(sum(ca, "post_write_bytes"), n_writes * write_len) << dump(ca);
-	EXPECT_EQ(sum(ca, "send_write_cqe"), n_writes) << dump(ca);
-	EXPECT_EQ(sum(ca, "send_write_cqe_fail"), 0u) << dump(ca);
-	EXPECT_EQ(sum(cb, "recv_write_cqe"), n_writes) << dump(cb);
-	EXPECT_EQ(sum(cb, "recv_write_bytes"), n_writes * write_len) << dump(cb);
-	EXPECT_EQ(sum(cb, "recv_drop"), 0u) << dump(cb);
-	EXPECT_EQ(sum(ca, "server") + sum(cb, "server"), p->a.num_conn())
-		<< "one side listens";
-
-	// Processes: this one, once in each job, with its cache and events.
-	const std::string pid = std::to_string(getpid());
-	const Records pa = select(select(d.procs, "job", job_of[n0.dev]), "pid", pid);
-	const Records pb = select(select(d.procs, "job", job_of[n1.dev]), "pid", pid);
-	ASSERT_EQ(pa.size(), 1u) << dump(d.procs);
-	ASSERT_EQ(pb.size(), 1u) << dump(d.procs);
-	const rv::CacheStats cs = p->a.dev().cache_stats();
-	EXPECT_EQ(pa[0].get_u64("rv_index"), p->a.attach().rv_index);
-	EXPECT_EQ(pb[0].get_u64("rv_index"), p->b.attach().rv_index);
-	EXPECT_EQ(pa[0].get_u64("conns"), 1u);
-	EXPECT_EQ(pa[0].get("conn_ids"),
-		  std::string_view(std::to_string(p->a.conn().conn_handle())));
-	EXPECT_EQ(pa[0].get_u64("cache_count"), cs.count) << str(pa[0]);
-	EXPECT_EQ(pa[0].get_u64("cache_size"), cs.cache_size) << str(pa[0]);
-	EXPECT_EQ(pa[0].get_u64("cache_miss"), cs.miss) << str(pa[0]);
-	EXPECT_EQ(pa[0].get_u64("cache_limit"),
-		  std::uint64_t{p->a.attach().mr_cache_size} << 20) << str(pa[0]);
-	EXPECT_EQ(pa[0].get_u64("ring_entries"), p->a.config().cq_entries) << str(pa[0]);
-	EXPECT_EQ(pa[0].get_u64("send_write_cqe"), n_writes) << str(pa[0]);
-	EXPECT_EQ(pa[0].get_u64("send_write_bytes"), n_writes * write_len);
-	EXPECT_EQ(pb[0].get_u64("recv_write_cqe"), n_writes) << str(pb[0]);
-	EXPECT_EQ(pb[0].get_u64("recv_write_bytes"), n_writes * write_len);
+	expect_conns(d, job_of[n0.dev], job_of[n1.dev], *p, n1);
+	if (HasFatalFailure())
+		return;
+	expect_procs(d, job_of[n0.dev], job_of[n1.dev], *p);
+	if (HasFatalFailure())
+		return;
 
 	// Gone with the processes' files: no job with this key is left.
 	const std::string key = hex(p->key);
@@ -304,6 +320,19 @@ std::vector<std::string> lines_of(const std::string &trace, const std::string &e
 	return out;
 }
 
+// Every enum that rv's events show by name reached the trace tools as a
+// number (events: the tracefs directory of rv's events).
+void expect_enums_as_numbers(const std::string &events)
+{
+	for (const char *n : {"rv_attach", "rv_detach", "rv_sconn_state", "rv_cm_event",
+			      "rv_mr_cache", "rv_post_write", "rv_send_cmpl", "rv_recv_cmpl"}) {
+		SCOPED_TRACE(n);
+		const std::string fmt = read_file(events + "/" + n + "/format");
+		EXPECT_EQ(fmt.find("RV_"), std::string::npos) << fmt;
+		EXPECT_EQ(fmt.find("IB_CM_"), std::string::npos) << fmt;
+	}
+}
+
 bool any_has(const std::vector<std::string> &ls, const std::vector<std::string> &parts)
 {
 	for (const auto &l : ls) {
@@ -325,16 +354,7 @@ TEST(Observability, TracepointsReportEachStep)
 	RV_NODE_OR_SKIP(n1, 1);
 	const std::string t = tracefs();
 	const std::string events = t + "/events/rv";
-	const std::vector<std::string> names = {
-		"rv_attach", "rv_detach", "rv_sconn_state", "rv_cm_event", "rv_mr_cache",
-		"rv_post_write", "rv_send_cmpl", "rv_recv_cmpl"};
-	for (const auto &n : names) {
-		SCOPED_TRACE(n);
-		const std::string fmt = read_file(events + "/" + n + "/format");
-		// Every enum shown by name reached the trace tools as a number.
-		EXPECT_EQ(fmt.find("RV_"), std::string::npos) << fmt;
-		EXPECT_EQ(fmt.find("IB_CM_"), std::string::npos) << fmt;
-	}
+	expect_enums_as_numbers(events);
 
 	write_file(t + "/buffer_size_kb", "4096");
 	write_file(t + "/trace", "");

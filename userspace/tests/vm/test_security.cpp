@@ -168,6 +168,72 @@ TEST(Security, OtherJobKeyCannotConnect)
 			     rv::random_job_key(), false);
 }
 
+namespace {
+
+// What another process of the same user gets when it goes for m, an MR
+// of this one's.
+struct IntruderReport {
+	int dereg = -1;
+	int evict_exact = -1;
+	int evict_range = -1;
+	int evict_amount = -1;
+	std::uint32_t evicted = ~0u;
+	int post_mine = -1;
+	int post_theirs = -1;
+};
+
+// A post of 4096 bytes at the start of m, on connection handle.
+rv_post_write_params_in post_from(std::uint64_t handle, const rv::MrInfo &m)
+{
+	rv_post_write_params_in p{};
+	p.handle = handle;
+	p.loc_mr_handle = m.handle;
+	p.loc_mr_addr = m.addr;
+	p.loc_mr_length = m.length;
+	p.loc_mr_access = m.access;
+	p.loc_addr = m.addr;
+	p.length = 4096;
+	return p;
+}
+
+// The other process (in a child): DEREG_MEM, EVICT and POST with m, and
+// its own MR of 256 KiB at own_addr for comparison.
+IntruderReport intrude(const Node &n, const Node &n1, std::uint64_t own_addr,
+		       const rv::MrInfo &m)
+{
+	IntruderReport r;
+	rv::Device other = cache_device(n);
+	rv::MemoryRegion own = other.reg_mem(own_addr, 256 * KiB, rv::access::psm3_send);
+	rv::Connection c = rv::Connection::create(other, remote_of(n, n1));
+	r.dereg = dereg_errno(other.fd(), m);
+	rv_evict_params e{};
+	e.in.type = RV_EVICT_TYPE_SEARCH_EXACT;
+	e.in.search.addr = m.addr;
+	e.in.search.length = m.length;
+	e.in.search.access = m.access;
+	r.evict_exact = evict_errno(other.fd(), e);
+	e = {};
+	e.in.type = RV_EVICT_TYPE_SEARCH_RANGE;
+	e.in.search.addr = m.addr;
+	e.in.search.length = m.length;
+	r.evict_range = evict_errno(other.fd(), e);
+	// POST through its own connection: its own MR gets as far as
+	// the (unconnected) connection; the other's is unknown.
+	r.post_mine = post_write_errno(other.fd(), post_from(c.handle(), own.info()));
+	r.post_theirs = post_write_errno(other.fd(), post_from(c.handle(), m));
+	// Unreferenced, its own MR can be evicted; the other's not.
+	own.release();
+	e = {};
+	e.in.type = RV_EVICT_TYPE_AMOUNT;
+	e.in.amount.bytes = ~0ULL;
+	e.in.amount.count = ~0u;
+	r.evict_amount = evict_errno(other.fd(), e);
+	r.evicted = e.out.count;
+	return r;
+}
+
+} // namespace
+
 // Another process of the same job gets nowhere with this process's MR
 // handles, addresses and ranges: they name nothing in its own cache. (The
 // forked child has the same addresses: it registers a range of its own
@@ -183,64 +249,11 @@ TEST(Security, OtherProcessCannotTouchMyMrs)
 	const rv::MrInfo m = mr.info();
 	const rv::CacheStats before = mine.cache_stats();
 
-	struct Report {
-		int dereg = -1;
-		int evict_exact = -1;
-		int evict_range = -1;
-		int evict_amount = -1;
-		std::uint32_t evicted = ~0u;
-		int post_mine = -1;
-		int post_theirs = -1;
-	};
-	auto out = run_in_child<Report>([&] {
-		Report r;
-		rv::Device other = cache_device(n);
-		rv::MemoryRegion own = other.reg_mem(buf.addr() + 512 * KiB,
-						     256 * KiB,
-						     rv::access::psm3_send);
-		rv::Connection c = rv::Connection::create(other, remote_of(n, n1));
-		r.dereg = dereg_errno(other.fd(), m);
-		rv_evict_params e{};
-		e.in.type = RV_EVICT_TYPE_SEARCH_EXACT;
-		e.in.search.addr = m.addr;
-		e.in.search.length = m.length;
-		e.in.search.access = m.access;
-		r.evict_exact = evict_errno(other.fd(), e);
-		e = {};
-		e.in.type = RV_EVICT_TYPE_SEARCH_RANGE;
-		e.in.search.addr = m.addr;
-		e.in.search.length = m.length;
-		r.evict_range = evict_errno(other.fd(), e);
-		// POST through its own connection: its own MR gets as far as
-		// the (unconnected) connection; the other's is unknown.
-		rv_post_write_params_in p{};
-		p.handle = c.handle();
-		p.loc_mr_handle = own.handle();
-		p.loc_mr_addr = own.info().addr;
-		p.loc_mr_length = own.info().length;
-		p.loc_mr_access = own.info().access;
-		p.loc_addr = own.info().addr;
-		p.length = 4096;
-		r.post_mine = post_write_errno(other.fd(), p);
-		p.loc_mr_handle = m.handle;
-		p.loc_mr_addr = m.addr;
-		p.loc_mr_length = m.length;
-		p.loc_mr_access = m.access;
-		p.loc_addr = m.addr;
-		r.post_theirs = post_write_errno(other.fd(), p);
-		// Unreferenced, its own MR can be evicted; the other's not.
-		own.release();
-		e = {};
-		e.in.type = RV_EVICT_TYPE_AMOUNT;
-		e.in.amount.bytes = ~0ULL;
-		e.in.amount.count = ~0u;
-		r.evict_amount = evict_errno(other.fd(), e);
-		r.evicted = e.out.count;
-		return r;
-	});
+	auto out = run_in_child<IntruderReport>(
+		[&] { return intrude(n, n1, buf.addr() + 512 * KiB, m); });
 	ASSERT_TRUE(out.exited) << "signal " << out.signal;
 	ASSERT_TRUE(out.report) << "exit " << out.exit_code;
-	const Report &r = *out.report;
+	const IntruderReport &r = *out.report;
 	EXPECT_EQ(r.dereg, EINVAL);
 	EXPECT_NE(r.evict_exact, 0) << "evicted another process's MR";
 	EXPECT_NE(r.evict_range, 0) << "evicted another process's MR";
@@ -312,6 +325,28 @@ int bounds_sender(Channel &ch, const Node &local, const Node &remote,
 	}
 }
 
+// The first byte of buf outside [ok_off, ok_off + ok_len) that is not
+// the guard; nullopt if there is none.
+std::optional<std::uint64_t> changed_outside(const rv::Mapping &buf, std::byte guard,
+					     std::uint64_t ok_off, std::uint64_t ok_len)
+{
+	for (std::uint64_t i = 0; i < buf.size(); i++)
+		if ((i < ok_off || i >= ok_off + ok_len) && buf.bytes()[i] != guard)
+			return i;
+	return std::nullopt;
+}
+
+// EVICT of [addr, addr + len) on fd finds exactly one MR.
+void expect_evicted_one(int fd, std::uint64_t addr, std::uint64_t len)
+{
+	rv_evict_params e{};
+	e.in.type = RV_EVICT_TYPE_SEARCH_RANGE;
+	e.in.search.addr = addr;
+	e.in.search.length = len;
+	ASSERT_EQ(evict_errno(fd, e), 0);
+	ASSERT_EQ(e.out.count, 1u);
+}
+
 } // namespace
 
 // The peer holds the rkey of [mr, mr + 64 KiB) inside a larger buffer: a
@@ -348,13 +383,8 @@ TEST(Security, PeerWritesOnlyInsideTheRegisteredRange)
 		return child.chan().expect_body<std::uint32_t>(msg_written,
 							       seconds(300));
 	};
-	// Every byte of buf is the guard except [ok_off, ok_off + ok_len).
 	auto untouched_but = [&](std::uint64_t ok_off, std::uint64_t ok_len) {
-		for (std::uint64_t i = 0; i < buf.size(); i++)
-			if ((i < ok_off || i >= ok_off + ok_len) &&
-			    buf.bytes()[i] != guard)
-				return std::optional<std::uint64_t>(i);
-		return std::optional<std::uint64_t>();
+		return changed_outside(buf, guard, ok_off, ok_len);
 	};
 
 	// Inside: lands, and the receiver is told.
@@ -388,12 +418,9 @@ TEST(Security, PeerWritesOnlyInsideTheRegisteredRange)
 
 	// The MR gone (deregistered and evicted): its rkey writes nothing.
 	mr.reset();
-	rv_evict_params e{};
-	e.in.type = RV_EVICT_TYPE_SEARCH_RANGE;
-	e.in.search.addr = base;
-	e.in.search.length = mr_len;
-	ASSERT_EQ(evict_errno(me.fd(), e), 0);
-	ASSERT_EQ(e.out.count, 1u);
+	expect_evicted_one(me.fd(), base, mr_len);
+	if (HasFatalFailure())
+		return;
 	EXPECT_NE(write(base + 8192, 4096, rkey), 0u)
 		<< "a write through the rkey of an evicted MR succeeded";
 	EXPECT_FALSE(untouched_but(mr_off + 100, 4096))

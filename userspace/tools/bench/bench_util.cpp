@@ -2,7 +2,6 @@
 #include "bench_util.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -12,72 +11,6 @@
 #include <time.h>
 
 namespace rv::bench {
-
-std::optional<std::uint64_t> parse_size(std::string_view text) noexcept
-{
-	std::size_t digits = 0;
-	while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9')
-		digits++;
-	if (!digits)
-		return std::nullopt;
-
-	std::uint64_t v = 0;
-	auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, v);
-	if (ec != std::errc() || ptr != text.data() + digits)
-		return std::nullopt;
-
-	std::string_view unit = text.substr(digits);
-	unsigned shift = 0;
-	if (!unit.empty()) {
-		switch (unit.front()) {
-		case 'k': case 'K': shift = 10; break;
-		case 'm': case 'M': shift = 20; break;
-		case 'g': case 'G': shift = 30; break;
-		case 'b': case 'B': shift = 0; break;
-		default: return std::nullopt;
-		}
-		std::string_view rest = unit.substr(1);
-		if (unit.front() == 'b' || unit.front() == 'B') {
-			if (!rest.empty())
-				return std::nullopt;
-		} else if (!rest.empty() && rest != "B" && rest != "iB" &&
-			   rest != "b" && rest != "ib") {
-			return std::nullopt;
-		}
-	}
-	if (!v || v > (std::numeric_limits<std::uint64_t>::max() >> shift))
-		return std::nullopt;
-	return v << shift;
-}
-
-std::optional<std::vector<std::uint64_t>> parse_size_list(std::string_view text)
-{
-	std::vector<std::uint64_t> out;
-
-	for (;;) {
-		std::size_t comma = text.find(',');
-		auto v = parse_size(text.substr(0, comma));
-		if (!v)
-			return std::nullopt;
-		out.push_back(*v);
-		if (comma == std::string_view::npos)
-			return out;
-		text.remove_prefix(comma + 1);
-	}
-}
-
-std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t min,
-					 std::uint64_t max) noexcept
-{
-	if (text.empty() || text.front() < '0' || text.front() > '9')
-		return std::nullopt;
-	std::uint64_t v = 0;
-	auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-	if (ec != std::errc() || ptr != text.data() + text.size() || v < min ||
-	    v > max)
-		return std::nullopt;
-	return v;
-}
 
 std::string format_size(std::uint64_t bytes)
 {

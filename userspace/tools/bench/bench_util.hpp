@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 //
-// Pieces of rvbench that need no device: option values, statistics of
-// samples, formatting. Unit-tested on the host.
+// Pieces of rvbench that need no device: statistics of samples,
+// formatting, progress lines. Unit-tested on the host.
 #ifndef RV_BENCH_UTIL_HPP
 #define RV_BENCH_UTIL_HPP
 
@@ -14,19 +14,6 @@
 #include <vector>
 
 namespace rv::bench {
-
-// "4096", "4K", "4k", "4KiB", "64KB", "1M", "1MiB", "2G": bytes, with
-// binary multiples. nullopt for anything else, 0 or an overflow.
-[[nodiscard]] std::optional<std::uint64_t> parse_size(std::string_view text) noexcept;
-
-// Comma-separated parse_size() values, at least one, no empty items.
-[[nodiscard]] std::optional<std::vector<std::uint64_t>>
-parse_size_list(std::string_view text);
-
-// A decimal count without sign; min and max bound it.
-[[nodiscard]] std::optional<std::uint64_t>
-parse_count(std::string_view text, std::uint64_t min = 1,
-	    std::uint64_t max = UINT64_MAX) noexcept;
 
 // "4 KiB", "1 MiB", "1.5 MiB", "100 B".
 [[nodiscard]] std::string format_size(std::uint64_t bytes);

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rv/debugfs.hpp>
 #include <rv/error.hpp>
 #include <rv/rdma_sysfs.hpp>
 
@@ -78,22 +79,6 @@ std::optional<std::string> unescape(std::string_view v)
 	return out;
 }
 
-std::optional<std::uint64_t> parse_u64(std::string_view v)
-{
-	int base = 10;
-	if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
-		v.remove_prefix(2);
-		base = 16;
-	}
-	if (v.empty())
-		return std::nullopt;
-	std::uint64_t out = 0;
-	auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out, base);
-	if (ec != std::errc() || p != v.data() + v.size())
-		return std::nullopt;
-	return out;
-}
-
 // Waits until fd is ready for events or the deadline passes.
 void wait_fd(int fd, short events, std::chrono::steady_clock::time_point deadline,
 	     const char *what)
@@ -136,7 +121,7 @@ const std::string &Message::get(std::string_view key) const
 std::uint64_t Message::get_u64(std::string_view key) const
 {
 	const std::string &v = get(key);
-	auto n = parse_u64(v);
+	auto n = rv::debugfs::parse_u64(v);
 	if (!n)
 		throw std::runtime_error("out-of-band message " + verb + ": " +
 					 std::string(key) + "='" + v +

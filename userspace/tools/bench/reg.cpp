@@ -23,7 +23,7 @@
 #include "bench/command_line.hpp"
 #include "bench/commands.hpp"
 #include "bench/session.hpp"
-#include "bench/verbs.hpp"
+#include "verbs.hpp"
 
 namespace rvbench {
 
@@ -77,58 +77,30 @@ void reg_usage(std::FILE *f)
 
 RegOptions parse_reg(int argc, char **argv)
 {
-	static const option longopts[] = {
-		COMMON_LONGOPTS,
-		{"sizes", required_argument, nullptr, 's'},
-		{"iters", required_argument, nullptr, 'n'},
-		{"miss-iters", required_argument, nullptr, opt_miss_iters},
-		{"miss-method", required_argument, nullptr, opt_miss_method},
-		{"warmup", required_argument, nullptr, opt_warmup},
-		{"max-seconds", required_argument, nullptr, opt_max_seconds},
-		{"cache-mb", required_argument, nullptr, opt_cache_mb},
-		{"no-ibv", no_argument, nullptr, opt_no_ibv},
-		{nullptr, 0, nullptr, 0},
-	};
 	RegOptions o;
-
-	auto on_option = [&](int c, const std::string &arg) {
-		switch (c) {
-		case 's':
-			o.sizes = size_list_arg(arg);
-			break;
-		case 'n':
-			o.iters = count_arg("--iters", arg);
-			break;
-		case opt_miss_iters:
-			o.miss_iters = count_arg("--miss-iters", arg);
-			break;
-		case opt_warmup:
-			o.warmup = count_arg("--warmup", arg, 0);
-			break;
-		case opt_max_seconds:
-			o.max_seconds = seconds_arg("--max-seconds", arg);
-			break;
-		case opt_cache_mb:
-			o.cache_mb = static_cast<std::uint32_t>(
-				count_arg("--cache-mb", arg, 1, 1048576));
-			break;
-		case opt_miss_method:
-			if (arg == "evict")
+	std::vector<rv::cli::Option> options = {
+		rv::cli::value("sizes", 's', [&](std::string_view v) {
+			o.sizes = rv::cli::parse_size_list("--sizes", v);
+		}),
+		rv::cli::number("iters", 'n', o.iters, 1),
+		rv::cli::value("miss-iters", 0, [&](std::string_view v) {
+			o.miss_iters = rv::cli::parse_uint("--miss-iters", v, 1);
+		}),
+		rv::cli::number("warmup", 0, o.warmup),
+		rv::cli::seconds("max-seconds", 0, o.max_seconds, min_seconds, 1e9),
+		rv::cli::number("cache-mb", 0, o.cache_mb, 1, 1048576),
+		rv::cli::value("miss-method", 0, [&](std::string_view v) {
+			if (v == "evict")
 				o.miss_method = MissMethod::evict;
-			else if (arg == "remap")
+			else if (v == "remap")
 				o.miss_method = MissMethod::remap;
 			else
-				throw UsageError("invalid --miss-method '" + arg +
-						 "' (evict or remap)");
-			break;
-		case opt_no_ibv:
-			o.ibv = false;
-			break;
-		default:
-			bad_option(c, argv);
-		}
+				throw rv::cli::UsageError("invalid --miss-method '" + std::string(v) +
+							  "' (evict or remap)");
+		}),
+		rv::cli::flag("no-ibv", 0, [&] { o.ibv = false; }),
 	};
-	parse_options(argc, argv, "s:n:", longopts, reg_usage, o.common, on_option);
+	parse_options(argc, argv, std::move(options), reg_usage, o.common);
 	return o;
 }
 
@@ -522,11 +494,11 @@ int run_reg(int argc, char **argv)
 				   std::to_string(s.port) + " as rv_index " +
 				   std::to_string(s.attach.rv_index));
 
-	rv::bench::verbs::Context ctx;
-	rv::bench::verbs::Pd pd;
+	rv::verbs::Context ctx;
+	rv::verbs::Pd pd;
 	if (o.ibv) {
-		ctx = rv::bench::verbs::open_device(s.device);
-		pd = rv::bench::verbs::alloc_pd(*ctx);
+		ctx = rv::verbs::open_device(s.device);
+		pd = rv::verbs::alloc_pd(*ctx);
 	}
 
 	// Progress: every call of every measurement, sizes over max_fmr_size

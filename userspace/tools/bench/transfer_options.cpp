@@ -109,38 +109,8 @@ std::optional<rv::JobKey> parse_job_key(const std::string &s)
 	return k;
 }
 
-enum : int {
-	opt_listen = 0x200, opt_connect, opt_loopback_nodes, opt_loopback,
-	opt_loopback_threads, opt_bytes, opt_window, opt_buffer,
-	opt_timeout, opt_job_key, opt_num_conn, opt_index_bits, opt_mtu,
-	opt_pkt_lifetime, opt_lat_warmup, opt_poll,
-};
-
-const option transfer_longopts[] = {
-	COMMON_LONGOPTS,
-	{"listen", required_argument, nullptr, opt_listen},
-	{"connect", required_argument, nullptr, opt_connect},
-	{"loopback-nodes", required_argument, nullptr, opt_loopback_nodes},
-	{"loopback", no_argument, nullptr, opt_loopback},
-	{"loopback-threads", no_argument, nullptr, opt_loopback_threads},
-	{"sizes", required_argument, nullptr, 's'},
-	{"iters", required_argument, nullptr, 'n'},
-	{"bytes", required_argument, nullptr, opt_bytes},
-	{"warmup", required_argument, nullptr, opt_lat_warmup},
-	{"window", required_argument, nullptr, opt_window},
-	{"buffer", required_argument, nullptr, opt_buffer},
-	{"timeout", required_argument, nullptr, opt_timeout},
-	{"job-key", required_argument, nullptr, opt_job_key},
-	{"num-conn", required_argument, nullptr, opt_num_conn},
-	{"index-bits", required_argument, nullptr, opt_index_bits},
-	{"mtu", required_argument, nullptr, opt_mtu},
-	{"pkt-lifetime", required_argument, nullptr, opt_pkt_lifetime},
-	{"poll", required_argument, nullptr, opt_poll},
-	{nullptr, 0, nullptr, 0},
-};
-
-// The options of bw or lat, one at a time, into o; then the checks
-// across them (finish()).
+// The options of bw or lat into o; then the checks across them
+// (finish()).
 class TransferParser {
 public:
 	explicit TransferParser(rv::bench::Test test)
@@ -150,11 +120,13 @@ public:
 		o.sizes = default_sizes(test);
 	}
 
-	void option(int c, const std::string &arg, char **argv)
+	// The command's options (not the common ones).
+	std::vector<rv::cli::Option> options()
 	{
-		if (!endpoint_option(c, arg) && !message_option(c, arg) &&
-		    !connection_option(c, arg))
-			bad_option(c, argv);
+		std::vector<rv::cli::Option> v = endpoint_options();
+		for (const auto &more : {message_options(), connection_options()})
+			v.insert(v.end(), more.begin(), more.end());
+		return v;
 	}
 
 	// The checks no single option can make.
@@ -164,12 +136,12 @@ public:
 
 private:
 	// --listen, --connect, --loopback*: where the other process is.
-	bool endpoint_option(int c, const std::string &arg);
+	std::vector<rv::cli::Option> endpoint_options();
 	// What is sent: --sizes, --iters, --bytes, --warmup, --window, --buffer.
-	bool message_option(int c, const std::string &arg);
+	std::vector<rv::cli::Option> message_options();
 	// How to attach and connect: --timeout, --job-key, --num-conn,
 	// --index-bits, --mtu, --pkt-lifetime, --poll.
-	bool connection_option(int c, const std::string &arg);
+	std::vector<rv::cli::Option> connection_options();
 
 	void set_kind(Endpoint::Kind k)
 	{
@@ -179,146 +151,113 @@ private:
 		o.ep.kind = k;
 	}
 
-	void only(bool ok, const char *opt) const
+	// An option of bw only (for_bw) or of lat only: opt, or in the other
+	// command one that is a UsageError.
+	rv::cli::Option only(bool for_bw, rv::cli::Option opt) const
 	{
-		if (!ok)
-			throw UsageError(std::string(opt) + " is not an option of " +
-					 (bw_ ? "bw" : "lat"));
+		if (for_bw == bw_)
+			return opt;
+		opt.set = [name = opt.name, bw = bw_](std::optional<std::string_view>) {
+			throw UsageError("--" + name + " is not an option of " +
+					 (bw ? "bw" : "lat"));
+		};
+		return opt;
 	}
+
+	void host_port(Endpoint::Kind k, std::string_view arg);
+	void loopback_nodes(std::string_view arg);
 
 	bool bw_;
 	bool loopback_threads_ = false;
 };
 
-bool TransferParser::endpoint_option(int c, const std::string &arg)
+void TransferParser::host_port(Endpoint::Kind k, std::string_view arg)
 {
-	switch (c) {
-	case opt_listen: {
-		auto hp = rv::bench::oob::parse_host_port(arg);
-		if (!hp)
-			throw UsageError("invalid --listen '" + arg + "'");
-		set_kind(Endpoint::Kind::listen);
-		o.ep.host = hp->first;
-		o.ep.tcp_port = hp->second;
-		return true;
-	}
-	case opt_connect: {
-		auto hp = rv::bench::oob::parse_host_port(arg);
-		if (!hp || hp->first.empty() || !hp->second)
-			throw UsageError("invalid --connect '" + arg +
-					 "' (HOST:PORT)");
-		set_kind(Endpoint::Kind::connect);
-		o.ep.host = hp->first;
-		o.ep.tcp_port = hp->second;
-		return true;
-	}
-	case opt_loopback_nodes: {
-		const std::size_t comma = arg.find(',');
-		if (comma == std::string::npos || !comma ||
-		    comma + 1 == arg.size() ||
-		    arg.find(',', comma + 1) != std::string::npos)
-			throw UsageError("invalid --loopback-nodes '" + arg +
-					 "' (DEV_A,DEV_B)");
-		set_kind(Endpoint::Kind::loopback);
-		o.ep.client_dev = arg.substr(0, comma);
-		o.ep.server_dev = arg.substr(comma + 1);
-		return true;
-	}
-	case opt_loopback: {
-		set_kind(Endpoint::Kind::loopback);
-		std::istringstream in(std::getenv("RV_NODES") ? std::getenv("RV_NODES") : "");
-		if (!(in >> o.ep.client_dev >> o.ep.server_dev))
-			throw UsageError("--loopback needs two devices in "
-					 "$RV_NODES (or use --loopback-nodes)");
-		return true;
-	}
-	case opt_loopback_threads:
-		loopback_threads_ = true;
-		return true;
-	default:
-		return false;
-	}
+	const bool connect = k == Endpoint::Kind::connect;
+	auto hp = rv::bench::oob::parse_host_port(std::string(arg));
+	if (!hp || (connect && (hp->first.empty() || !hp->second)))
+		throw UsageError(std::string("invalid --") + (connect ? "connect" : "listen") +
+				 " '" + std::string(arg) + "'" + (connect ? " (HOST:PORT)" : ""));
+	set_kind(k);
+	o.ep.host = hp->first;
+	o.ep.tcp_port = hp->second;
 }
 
-bool TransferParser::message_option(int c, const std::string &arg)
+void TransferParser::loopback_nodes(std::string_view arg)
 {
-	switch (c) {
-	case 's':
-		o.sizes = size_list_arg(arg);
-		for (auto s : o.sizes)
-			if (s > (1ULL << 30))
-				throw UsageError("--sizes: at most 1G");
-		return true;
-	case 'n':
-		o.iters = count_arg("--iters", arg);
-		return true;
-	case opt_bytes:
-		only(bw_, "--bytes");
-		o.bytes = size_arg("--bytes", arg);
-		return true;
-	case opt_lat_warmup:
-		only(!bw_, "--warmup");
-		o.warmup = count_arg("--warmup", arg, 0);
-		return true;
-	case opt_window:
-		only(bw_, "--window");
-		o.window = static_cast<std::uint32_t>(
-			count_arg("--window", arg, 1, rv::bench::max_window));
-		return true;
-	case opt_buffer:
-		only(bw_, "--buffer");
-		o.buffer = size_arg("--buffer", arg);
-		return true;
-	default:
-		return false;
-	}
+	const auto devs = rv::cli::split(arg);
+	if (devs.size() != 2 || devs[0].empty() || devs[1].empty())
+		throw UsageError("invalid --loopback-nodes '" + std::string(arg) +
+				 "' (DEV_A,DEV_B)");
+	set_kind(Endpoint::Kind::loopback);
+	o.ep.client_dev = devs[0];
+	o.ep.server_dev = devs[1];
 }
 
-bool TransferParser::connection_option(int c, const std::string &arg)
+std::vector<rv::cli::Option> TransferParser::endpoint_options()
 {
-	switch (c) {
-	case opt_timeout:
-		o.timeout_s = seconds_arg("--timeout", arg, 86400);
-		return true;
-	case opt_job_key:
-		o.job_key = parse_job_key(arg);
-		if (!o.job_key)
-			throw UsageError("invalid --job-key '" + arg +
-					 "' (32 hex digits)");
-		return true;
-	case opt_num_conn:
-		o.num_conn = static_cast<std::uint8_t>(
-			count_arg("--num-conn", arg, 1, RV_MAX_NUM_CONN));
-		return true;
-	case opt_index_bits:
-		o.index_bits = static_cast<std::uint8_t>(
-			count_arg("--index-bits", arg, 1, RV_MAX_INDEX_BITS));
-		return true;
-	case opt_mtu: {
-		auto m = rv::ib_mtu_from_bytes(static_cast<unsigned>(
-			count_arg("--mtu", arg, 256, 4096)));
-		if (!m)
-			throw UsageError("invalid --mtu '" + arg +
-					 "' (256, 512, 1024, 2048 or 4096)");
-		o.mtu = *m;
-		return true;
-	}
-	case opt_pkt_lifetime:
-		o.packet_life_time = static_cast<std::uint8_t>(
-			count_arg("--pkt-lifetime", arg, 0, 31));
-		return true;
-	case opt_poll:
-		if (arg == "spin")
-			o.yield = false;
-		else if (arg == "yield")
-			o.yield = true;
-		else
-			throw UsageError("invalid --poll '" + arg +
-					 "' (spin or yield)");
-		return true;
-	default:
-		return false;
-	}
+	return {
+		rv::cli::value("listen", 0, [this](std::string_view v) {
+			host_port(Endpoint::Kind::listen, v);
+		}),
+		rv::cli::value("connect", 0, [this](std::string_view v) {
+			host_port(Endpoint::Kind::connect, v);
+		}),
+		rv::cli::value("loopback-nodes", 0, [this](std::string_view v) { loopback_nodes(v); }),
+		rv::cli::flag("loopback", 0, [this] {
+			set_kind(Endpoint::Kind::loopback);
+			std::istringstream in(std::getenv("RV_NODES") ? std::getenv("RV_NODES") : "");
+			if (!(in >> o.ep.client_dev >> o.ep.server_dev))
+				throw rv::cli::UsageError("--loopback needs two devices in "
+							  "$RV_NODES (or use --loopback-nodes)");
+		}),
+		rv::cli::flag("loopback-threads", 0, loopback_threads_),
+	};
+}
+
+std::vector<rv::cli::Option> TransferParser::message_options()
+{
+	return {
+		rv::cli::value("sizes", 's', [this](std::string_view v) {
+			o.sizes = rv::cli::parse_size_list("--sizes", v, 1, 1ULL << 30);
+		}),
+		rv::cli::value("iters", 'n', [this](std::string_view v) {
+			o.iters = rv::cli::parse_uint("--iters", v, 1);
+		}),
+		only(true, rv::cli::size("bytes", 0, o.bytes)),
+		only(false, rv::cli::number("warmup", 0, o.warmup)),
+		only(true, rv::cli::number("window", 0, o.window, 1, rv::bench::max_window)),
+		only(true, rv::cli::size("buffer", 0, o.buffer)),
+	};
+}
+
+std::vector<rv::cli::Option> TransferParser::connection_options()
+{
+	return {
+		rv::cli::seconds("timeout", 0, o.timeout_s, min_seconds, 86400),
+		rv::cli::value("job-key", 0, [this](std::string_view v) {
+			o.job_key = parse_job_key(std::string(v));
+			if (!o.job_key)
+				throw rv::cli::UsageError("invalid --job-key '" + std::string(v) +
+							  "' (32 hex digits)");
+		}),
+		rv::cli::number("num-conn", 0, o.num_conn, 1, RV_MAX_NUM_CONN),
+		rv::cli::number("index-bits", 0, o.index_bits, 1, RV_MAX_INDEX_BITS),
+		rv::cli::value("mtu", 0, [this](std::string_view v) {
+			o.mtu = rv::ib_mtu_from_bytes(static_cast<unsigned>(
+				rv::cli::parse_uint("--mtu", v, 256, 4096)));
+			if (!o.mtu)
+				throw rv::cli::UsageError("invalid --mtu '" + std::string(v) +
+							  "' (256, 512, 1024, 2048 or 4096)");
+		}),
+		rv::cli::number("pkt-lifetime", 0, o.packet_life_time, 0, 31),
+		rv::cli::value("poll", 0, [this](std::string_view v) {
+			if (v != "spin" && v != "yield")
+				throw rv::cli::UsageError("invalid --poll '" + std::string(v) +
+							  "' (spin or yield)");
+			o.yield = v == "yield";
+		}),
+	};
 }
 
 void TransferParser::finish()
@@ -347,8 +286,7 @@ TransferOptions parse_transfer(int argc, char **argv, rv::bench::Test test)
 {
 	TransferParser p(test);
 	auto usage = [test](std::FILE *f) { transfer_usage(f, test); };
-	parse_options(argc, argv, "s:n:", transfer_longopts, usage, p.o.common,
-		      [&](int c, const std::string &arg) { p.option(c, arg, argv); });
+	parse_options(argc, argv, p.options(), usage, p.o.common);
 	p.finish();
 	return p.o;
 }

@@ -12,6 +12,7 @@
 
 #include <sched.h>
 
+#include <rv/debugfs.hpp>
 #include <rv/device.hpp>
 #include <rv/error.hpp>
 #include <rv/event_ring.hpp>
@@ -95,7 +96,7 @@ std::vector<std::uint64_t> split(const std::string &s, const char *what)
 	std::stringstream in(s);
 	std::string item;
 	while (std::getline(in, item, ',')) {
-		auto n = parse_count(item, 0);
+		auto n = rv::debugfs::parse_u64(item);
 		if (!n)
 			throw std::runtime_error(std::string("out-of-band: bad ") +
 						 what + " '" + s + "'");
@@ -396,26 +397,56 @@ void post_retrying(Node &n, Counters &c, Watchdog &wd, F &&on_event,
 
 // --- bw -----------------------------------------------------------------
 
-BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
-		 std::uint64_t count, Progress &prog)
+// A bw phase's result before it runs: its messages, slots and window.
+BwResult bw_phase(const Plan &plan, std::uint64_t size, std::uint64_t count)
 {
-	const milliseconds to = timeout_of(n.cfg());
 	BwResult r;
 	r.size = size;
 	r.messages = count;
 	r.bytes = size * count;
 	r.slots = bw_rx_slots(plan, size);
-	const std::uint32_t ntx = bw_tx_slots(plan, size);
-	r.window = std::min({plan.window, ntx, r.slots});
-	const std::uint32_t slots = r.slots;
+	r.window = std::min({plan.window, bw_tx_slots(plan, size), r.slots});
+	return r;
+}
 
+// The sender's side of a bw phase's start: the messages' patterns in the
+// ntx send slots, then PHASE to the receiver and its READY.
+void start_bw_phase(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t count,
+		    std::uint32_t slots, std::uint32_t ntx)
+{
 	for (std::uint32_t i = 0; i < ntx; i++)
 		pattern_fill(n.tx() + std::uint64_t{i} * size, size, i);
 
 	oob::Message phase{"PHASE", {}};
 	phase.set("test", "bw").set("size", size).set("count", count).set("slots", slots);
 	s.send(phase);
-	(void)s.expect("READY", to);
+	(void)s.expect("READY", timeout_of(n.cfg()));
+}
+
+// What the receiver's DONE says, into r (r.messages sent).
+void add_receiver_report(BwResult &r, const oob::Message &d)
+{
+	r.verified = d.get_u64("verified");
+	r.mismatches = d.get_u64("mismatches");
+	if (d.has("first_mismatch"))
+		r.first_mismatch = d.get("first_mismatch");
+	r.peer_polls = d.get_u64("polls");
+	r.peer_empty_polls = d.get_u64("empty_polls");
+	r.peer_ns = d.get_u64("ns");
+	if (d.has("rcvd_pkts"))
+		r.peer_rcvd_pkts = d.get_u64("rcvd_pkts");
+	if (r.verified != r.messages && !r.mismatches)
+		r.mismatches = r.messages > r.verified ? r.messages - r.verified : 1;
+}
+
+BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
+		 std::uint64_t count, Progress &prog)
+{
+	BwResult r = bw_phase(plan, size, count);
+	const std::uint32_t ntx = bw_tx_slots(plan, size);
+	const std::uint32_t slots = r.slots;
+
+	start_bw_phase(n, s, size, count, slots, ntx);
 
 	std::vector<std::uint8_t> busy(ntx);
 	std::uint64_t next = 0, done = 0, credit = 0, outstanding = 0;
@@ -480,20 +511,74 @@ BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 	r.polls = c.polls;
 	r.empty_polls = c.empty_polls;
 
-	oob::Message d = s.expect("DONE", to);
-	r.verified = d.get_u64("verified");
-	r.mismatches = d.get_u64("mismatches");
-	if (d.has("first_mismatch"))
-		r.first_mismatch = d.get("first_mismatch");
-	r.peer_polls = d.get_u64("polls");
-	r.peer_empty_polls = d.get_u64("empty_polls");
-	r.peer_ns = d.get_u64("ns");
-	if (d.has("rcvd_pkts"))
-		r.peer_rcvd_pkts = d.get_u64("rcvd_pkts");
-	if (r.verified != count && !r.mismatches)
-		r.mismatches = count > r.verified ? count - r.verified : 1;
+	add_receiver_report(r, s.expect("DONE", timeout_of(n.cfg())));
 	return r;
 }
+
+// What the receiver of a bw phase has seen: the writes of sequence
+// numbers below prefix, and those of the next slots that came early.
+struct BwReceived {
+	BwReceived(std::uint64_t message_size, std::uint64_t messages,
+		   std::uint64_t rx_slots)
+		: size(message_size), count(messages), slots(rx_slots), got(rx_slots)
+	{
+	}
+
+	std::uint64_t size, count, slots;
+	std::vector<std::uint8_t> got;
+	std::uint64_t prefix = 0, verified = 0, mismatches = 0;
+	std::uint64_t t_first = 0, t_last = 0;
+	std::string first;		// the first mismatch
+
+	void mismatch(std::string what)
+	{
+		if (!mismatches++)
+			first = std::move(what);
+	}
+
+	// The write of sequence number seq, in slot seq % slots of rx.
+	void arrived(std::uint64_t seq, std::uint32_t byte_len, const std::byte *rx,
+		     const PatternChecker &chk, Progress &prog)
+	{
+		t_last = now_ns();
+		if (!t_first)
+			t_first = t_last;
+		if (seq < prefix || seq >= prefix + slots || seq >= count ||
+		    got[seq % slots]) {
+			mismatch(describe_mismatch(size, seq, 0,
+						   "unexpected sequence number"));
+			return;
+		}
+		got[seq % slots] = 1;
+		verified++;
+		prog.advance(size);
+		if (byte_len != size)
+			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
+		else if (auto off = chk.check(rx + (seq % slots) * size, seq))
+			mismatch(describe_mismatch(size, seq, *off));
+		while (prefix < count && got[prefix % slots]) {
+			got[prefix % slots] = 0;
+			prefix++;
+		}
+	}
+
+	// The receiver's DONE.
+	[[nodiscard]] oob::Message done(const Counters &c,
+					std::optional<std::uint64_t> rcvd_pkts) const
+	{
+		oob::Message d{"DONE", {}};
+		d.set("verified", verified)
+			.set("mismatches", mismatches)
+			.set("polls", c.polls)
+			.set("empty_polls", c.empty_polls)
+			.set("ns", t_last - t_first);
+		if (!first.empty())
+			d.set("first_mismatch", first);
+		if (rcvd_pkts)
+			d.set("rcvd_pkts", *rcvd_pkts);
+		return d;
+	}
+};
 
 // The receiving side of one bw phase; returns (verified, mismatches).
 std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
@@ -501,29 +586,21 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 						   Progress &prog)
 {
 	const std::uint64_t size = phase.get_u64("size");
-	const std::uint64_t count = phase.get_u64("count");
 	const std::uint64_t slots = phase.get_u64("slots");
 	if (!size || !slots || slots > max_bw_slots)
 		throw std::runtime_error("out-of-band PHASE: bad size or slots");
-	const PatternChecker chk(size);
-	const std::uint64_t credit_every = std::max<std::uint64_t>(1, slots / 4);
+	BwReceived rx(size, phase.get_u64("count"), slots);
+	const PatternChecker chk(rx.size);
+	const std::uint64_t credit_every = std::max<std::uint64_t>(1, rx.slots / 4);
 	const std::uint32_t bits = n.in_bits();
 
-	std::vector<std::uint8_t> got(slots);
-	std::uint64_t prefix = 0, verified = 0, mismatches = 0;
 	std::uint64_t credited = 0, credits_out = 0, credit_seq = 0;
-	std::uint64_t t_first = 0, t_last = 0;
-	std::string first;
 	Counters c;
 	Watchdog wd(n.cfg(), s, [&] {
-		return "bw size " + std::to_string(size) + ": received " +
-		       std::to_string(verified) + " of " + std::to_string(count) +
-		       ", in order " + std::to_string(prefix);
+		return "bw size " + std::to_string(rx.size) + ": received " +
+		       std::to_string(rx.verified) + " of " + std::to_string(rx.count) +
+		       ", in order " + std::to_string(rx.prefix);
 	});
-	auto mismatch = [&](std::string what) {
-		if (!mismatches++)
-			first = std::move(what);
-	};
 	auto on_event = [&](const Event &ev) {
 		wd.progress();
 		if (ev.event_type == RV_WC_RDMA_WRITE) {
@@ -536,41 +613,21 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 			return;
 		if (ev.status)
 			bad_status(ev, "a received write");
-		t_last = now_ns();
-		if (!t_first)
-			t_first = t_last;
-		const std::uint64_t seq = seq_nearest(
-			prefix, immed_payload(ev.imm_data, 32 - bits), bits);
-		if (seq < prefix || seq >= prefix + slots || seq >= count ||
-		    got[seq % slots]) {
-			mismatch(describe_mismatch(size, seq, 0,
-						   "unexpected sequence number"));
-			return;
-		}
-		got[seq % slots] = 1;
-		verified++;
-		prog.advance(size);
-		if (ev.byte_len != size)
-			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
-		else if (auto off = chk.check(n.rx() + (seq % slots) * size, seq))
-			mismatch(describe_mismatch(size, seq, *off));
-		while (prefix < count && got[prefix % slots]) {
-			got[prefix % slots] = 0;
-			prefix++;
-		}
+		rx.arrived(seq_nearest(rx.prefix, immed_payload(ev.imm_data, 32 - bits), bits),
+			   ev.byte_len, n.rx(), chk, prog);
 	};
 
 	const std::optional<std::uint64_t> pkts0 = hw_counter(n.cfg(), "rcvd_pkts");
 	s.send(oob::Message{"READY", {}});
-	while (credited < count || credits_out) {
+	while (credited < rx.count || credits_out) {
 		bool posted = false;
-		if (prefix > credited &&
-		    (prefix - credited >= credit_every || prefix == count)) {
+		if (rx.prefix > credited &&
+		    (rx.prefix - credited >= credit_every || rx.prefix == rx.count)) {
 			const int err = n.post(0, 0, credit_len,
 					       credit_wr_id | credit_seq,
-					       static_cast<std::uint32_t>(prefix));
+					       static_cast<std::uint32_t>(rx.prefix));
 			if (!err) {
-				credited = prefix;
+				credited = rx.prefix;
 				credits_out++;
 				credit_seq++;
 				posted = true;
@@ -584,19 +641,8 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 		if (!n.poll(c, on_event) && !posted)
 			wd.idle();
 	}
-
-	oob::Message d{"DONE", {}};
-	d.set("verified", verified)
-		.set("mismatches", mismatches)
-		.set("polls", c.polls)
-		.set("empty_polls", c.empty_polls)
-		.set("ns", t_last - t_first);
-	if (!first.empty())
-		d.set("first_mismatch", first);
-	if (auto p = delta(pkts0, hw_counter(n.cfg(), "rcvd_pkts")))
-		d.set("rcvd_pkts", *p);
-	s.send(d);
-	return {verified, mismatches};
+	s.send(rx.done(c, delta(pkts0, hw_counter(n.cfg(), "rcvd_pkts"))));
+	return {rx.verified, rx.mismatches};
 }
 
 // --- lat ----------------------------------------------------------------

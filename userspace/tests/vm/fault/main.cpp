@@ -15,11 +15,9 @@
 #include <string>
 #include <system_error>
 
-#include <getopt.h>
-
 #include <rv/json.hpp>
 
-#include "getopt_error.hpp"
+#include "cli.hpp"
 #include "sweep.hpp"
 
 using namespace rv::test;
@@ -32,7 +30,6 @@ constexpr const char *prog = "rv_fault_sweep";
 // Exit statuses.
 constexpr int exit_ok = 0;
 constexpr int exit_problems = 1;
-constexpr int exit_usage = 2;
 constexpr int exit_cannot_run = 77;	// no fault injection: skip
 
 void usage(std::FILE *f)
@@ -83,129 +80,51 @@ void usage(std::FILE *f)
 		prog);
 }
 
-[[noreturn]] void usage_error(const std::string &msg)
-{
-	std::fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n",
-		     prog, msg.c_str(), prog);
-	std::exit(exit_usage);
-}
-
-std::vector<std::string> split(const std::string &s, char sep)
-{
-	std::vector<std::string> out;
-	std::size_t start = 0;
-	for (;;) {
-		std::size_t end = s.find(sep, start);
-		out.push_back(s.substr(start, end - start));
-		if (end == std::string::npos)
-			return out;
-		start = end + 1;
-	}
-}
-
-unsigned parse_uint(const std::string &s, const char *what)
-{
-	char *end = nullptr;
-	errno = 0;
-	unsigned long v = std::strtoul(s.c_str(), &end, 10);
-	if (s.empty() || *end || errno || v > 1000000000UL)
-		usage_error(std::string("invalid ") + what + " '" + s + "'");
-	return static_cast<unsigned>(v);
-}
-
-bool known_op(const std::string &name)
+// name, if it names an operation; a UsageError if not.
+std::string known_op(std::string_view name)
 {
 	for (const auto &op : all_ops())
 		if (name == op->name())
-			return true;
-	return false;
+			return std::string(name);
+	throw rv::cli::UsageError("unknown operation '" + std::string(name) + "'");
 }
 
-enum : int {
-	opt_json_file = 1000,
-	opt_settle,
-	opt_connect_timeout,
-};
-
-Options parse_args(int argc, char **argv, bool &list)
+// --skip OP:N[,N...]
+void add_skip(Options &o, std::string_view arg)
 {
-	static const option longopts[] = {
-		{"only", required_argument, nullptr, 'o'},
-		{"skip", required_argument, nullptr, 's'},
-		{"max-n", required_argument, nullptr, 'n'},
-		{"burst", required_argument, nullptr, 'b'},
-		{"settle-ms", required_argument, nullptr, opt_settle},
-		{"connect-timeout", required_argument, nullptr, opt_connect_timeout},
-		{"json", no_argument, nullptr, 'j'},
-		{"json-file", required_argument, nullptr, opt_json_file},
-		{"list", no_argument, nullptr, 'l'},
-		{"quiet", no_argument, nullptr, 'q'},
-		{"help", no_argument, nullptr, 'h'},
-		{nullptr, 0, nullptr, 0},
-	};
-	Options o;
-	int c;
+	const auto colon = arg.find(':');
+	if (colon == std::string_view::npos)
+		throw rv::cli::UsageError("--skip wants OP:N[,N...], not '" +
+					  std::string(arg) + "'");
+	const std::string name = known_op(arg.substr(0, colon));
+	for (auto n : rv::cli::split(arg.substr(colon + 1)))
+		o.skip.insert({name, static_cast<unsigned>(
+			rv::cli::parse_uint("--skip point", n, 0, 1000000000))});
+}
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:s:n:b:jlqh", longopts, nullptr)) != -1) {
-		switch (c) {
-		case 'o':
-			for (const auto &name : split(optarg, ',')) {
-				if (!known_op(name))
-					usage_error("unknown operation '" + name + "'");
-				o.only.insert(name);
-			}
-			break;
-		case 's': {
-			std::string a = optarg;
-			auto colon = a.find(':');
-			if (colon == std::string::npos)
-				usage_error("--skip wants OP:N[,N...], not '" + a + "'");
-			std::string name = a.substr(0, colon);
-			if (!known_op(name))
-				usage_error("unknown operation '" + name + "'");
-			for (const auto &n : split(a.substr(colon + 1), ','))
-				o.skip.insert({name, parse_uint(n, "point")});
-			break;
-		}
-		case 'n':
-			o.max_n = parse_uint(optarg, "--max-n");
-			if (!o.max_n)
-				usage_error("--max-n must be at least 1");
-			break;
-		case 'b':
-			o.burst = parse_uint(optarg, "--burst");
-			if (!o.burst || o.burst > 64)
-				usage_error("--burst must be 1..64");
-			break;
-		case opt_settle:
-			o.settle = milliseconds(parse_uint(optarg, "--settle-ms"));
-			break;
-		case opt_connect_timeout:
-			o.connect_timeout = seconds(parse_uint(optarg, "--connect-timeout"));
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case opt_json_file:
-			o.json_file = optarg;
-			break;
-		case 'l':
-			list = true;
-			break;
-		case 'q':
-			o.quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			std::exit(exit_ok);
-		default:
-			usage_error(rv::tools::getopt_error(c, argv));
-		}
-	}
-	if (auto extra = rv::tools::extra_argument(argc, argv))
-		usage_error(*extra);
-	return o;
+// Into o and list (--list).
+rv::cli::Parsed parse_args(int argc, char **argv, Options &o, bool &list)
+{
+	const rv::cli::Option options[] = {
+		rv::cli::value("only", 'o', [&o](std::string_view v) {
+			for (auto name : rv::cli::split(v))
+				o.only.insert(known_op(name));
+		}),
+		rv::cli::value("skip", 's', [&o](std::string_view v) { add_skip(o, v); }),
+		rv::cli::number("max-n", 'n', o.max_n, 1, 1000000000),
+		rv::cli::number("burst", 'b', o.burst, 1, 64),
+		rv::cli::value("settle-ms", 0, [&o](std::string_view v) {
+			o.settle = milliseconds(rv::cli::parse_uint("--settle-ms", v, 0, 3600000));
+		}),
+		rv::cli::value("connect-timeout", 0, [&o](std::string_view v) {
+			o.connect_timeout = seconds(rv::cli::parse_uint("--connect-timeout", v, 1, 3600));
+		}),
+		rv::cli::flag("json", 'j', o.json),
+		rv::cli::text("json-file", 0, o.json_file),
+		rv::cli::flag("list", 'l', list),
+		rv::cli::flag("quiet", 'q', o.quiet),
+	};
+	return rv::cli::parse(argc, argv, options);
 }
 
 void knobs_json(rv::json::Writer &w, const FaultKnobs &k)
@@ -235,18 +154,16 @@ void strings_json(rv::json::Writer &w, const char *key,
 	w.end_array();
 }
 
-std::string to_json(const Ctx *ctx, const FaultSetup &setup, unsigned opts_burst,
-		    const std::vector<OpResult> &results, bool ok)
+void setup_json(rv::json::Writer &w, const Ctx *ctx, const FaultSetup &setup,
+		unsigned burst)
 {
-	rv::json::Writer w(1);
-	w.begin_object();
 	w.key("setup").begin_object();
 	w.key("failslab");
 	knobs_json(w, setup.failslab);
 	w.key("fail_page_alloc");
 	knobs_json(w, setup.fail_page_alloc);
 	w.member("fail_nth", setup.fail_nth);
-	w.member("burst", opts_burst);
+	w.member("burst", burst);
 	strings_json(w, "problems", setup.problems);
 	if (ctx) {
 		w.key("nodes").begin_array().value(ctx->n0.dev);
@@ -255,160 +172,208 @@ std::string to_json(const Ctx *ctx, const FaultSetup &setup, unsigned opts_burst
 		w.end_array();
 	}
 	w.end_object();
+}
 
-	w.key("ops").begin_array();
-	for (const auto &r : results) {
-		w.begin_object();
-		w.member("name", r.name).member("what", r.what);
-		w.member("status", r.skipped ? "skip" : r.ok() ? "ok" : "fail");
-		if (r.skipped)
-			w.member("skip_reason", r.skip_reason);
-		w.member("sites", r.sites())
-			.member("failed", r.failed_calls())
-			.member("tolerated", r.tolerated())
-			.member("seconds", r.seconds);
-		std::map<std::string, unsigned> errs;
-		std::map<std::string, unsigned> owners;
-		for (const auto &p : r.points) {
-			if (p.consumed && p.err)
-				errs[errname(p.err)]++;
-			if (p.consumed)
-				owners[p.site ? (p.site->kind.empty() ? p.site->owner()
-								      : p.site->kind)
-					      : "silent"]++;
-		}
-		w.key("errnos").begin_object();
-		for (const auto &[name, n] : errs)
-			w.member(name, n);
-		w.end_object();
-		w.key("sites_by_owner").begin_object();
-		for (const auto &[name, n] : owners)
-			w.member(name.empty() ? "unknown" : name, n);
-		w.end_object();
-		w.key("allowed").begin_array();
-		w.begin_object().member("errno", "ENOMEM")
-			.member("why", "the allocation failed").end_object();
-		for (const auto &a : r.allowed)
-			w.begin_object().member("errno", errname(a.err))
-				.member("why", a.why).end_object();
-		w.end_array();
-		strings_json(w, "problems", r.problems);
-		w.key("points").begin_array();
-		for (const auto &p : r.points) {
-			w.begin_object().member("n", p.n);
-			if (p.skipped) {
-				w.member("skipped", true).end_object();
-				continue;
-			}
-			w.member("injected", p.injected)
-				.member("consumed", p.consumed)
-				.member("errno", errname(p.err));
-			if (p.site) {
-				w.member("injector", p.site->injector)
-					.member("site", p.site->summary())
-					.member("owner", p.site->owner())
-					.member("kind", p.site->kind);
-				strings_json(w, "frames", p.site->frames);
-			} else if (p.consumed) {
-				w.member("site", "silent");
-			}
-			strings_json(w, "problems", p.problems);
-			strings_json(w, "notes", p.notes);
-			w.end_object();
-		}
-		w.end_array();
-		w.end_object();
+void counts_json(rv::json::Writer &w, const char *key,
+		 const std::map<std::string, unsigned> &counts)
+{
+	w.key(key).begin_object();
+	for (const auto &[name, n] : counts)
+		w.member(name.empty() ? "unknown" : name, n);
+	w.end_object();
+}
+
+// The errnos of an operation's failed calls, and who owned the failed
+// allocations.
+void failures_json(rv::json::Writer &w, const OpResult &r)
+{
+	std::map<std::string, unsigned> errs;
+	std::map<std::string, unsigned> owners;
+	for (const auto &p : r.points) {
+		if (p.consumed && p.err)
+			errs[errname(p.err)]++;
+		if (p.consumed)
+			owners[p.site ? (p.site->kind.empty() ? p.site->owner()
+							      : p.site->kind)
+				      : "silent"]++;
 	}
+	counts_json(w, "errnos", errs);
+	counts_json(w, "sites_by_owner", owners);
+	w.key("allowed").begin_array();
+	w.begin_object().member("errno", "ENOMEM")
+		.member("why", "the allocation failed").end_object();
+	for (const auto &a : r.allowed)
+		w.begin_object().member("errno", errname(a.err))
+			.member("why", a.why).end_object();
+	w.end_array();
+}
+
+void point_json(rv::json::Writer &w, const Point &p)
+{
+	w.begin_object().member("n", p.n);
+	if (p.skipped) {
+		w.member("skipped", true).end_object();
+		return;
+	}
+	w.member("injected", p.injected)
+		.member("consumed", p.consumed)
+		.member("errno", errname(p.err));
+	if (p.site) {
+		w.member("injector", p.site->injector)
+			.member("site", p.site->summary())
+			.member("owner", p.site->owner())
+			.member("kind", p.site->kind);
+		strings_json(w, "frames", p.site->frames);
+	} else if (p.consumed) {
+		w.member("site", "silent");
+	}
+	strings_json(w, "problems", p.problems);
+	strings_json(w, "notes", p.notes);
+	w.end_object();
+}
+
+void op_json(rv::json::Writer &w, const OpResult &r)
+{
+	w.begin_object();
+	w.member("name", r.name).member("what", r.what);
+	w.member("status", r.skipped ? "skip" : r.ok() ? "ok" : "fail");
+	if (r.skipped)
+		w.member("skip_reason", r.skip_reason);
+	w.member("sites", r.sites())
+		.member("failed", r.failed_calls())
+		.member("tolerated", r.tolerated())
+		.member("seconds", r.seconds);
+	failures_json(w, r);
+	strings_json(w, "problems", r.problems);
+	w.key("points").begin_array();
+	for (const auto &p : r.points)
+		point_json(w, p);
+	w.end_array();
+	w.end_object();
+}
+
+std::string to_json(const Ctx *ctx, const FaultSetup &setup, unsigned burst,
+		    const std::vector<OpResult> &results, bool ok)
+{
+	rv::json::Writer w(1);
+	w.begin_object();
+	setup_json(w, ctx, setup, burst);
+	w.key("ops").begin_array();
+	for (const auto &r : results)
+		op_json(w, r);
 	w.end_array();
 	w.member("ok", ok);
 	w.end_object();
 	return w.str();
 }
 
+// The text output's header: the nodes, the knobs, what burst does.
+void print_header(const Ctx &ctx, const FaultSetup &setup, const Options &opts)
+{
+	std::printf("# %s: node 0 %s", prog, ctx.n0.dev.c_str());
+	if (ctx.have_n1)
+		std::printf(", node 1 %s", ctx.n1.dev.c_str());
+	std::printf("\n# %s\n# %s\n", setup.failslab.str().c_str(),
+		    setup.fail_page_alloc.str().c_str());
+	if (opts.burst > 1)
+		std::printf("# burst %u: the nth check fails, and the "
+			    "checks after it until %u more have failed\n",
+			    opts.burst, opts.burst - 1);
+	if (setup.verbose() < 2)
+		std::printf("# verbose < 2: the failed allocations are "
+			    "not named\n");
+	std::fflush(stdout);
+}
+
+// Sweeps the operations opts selects into results; true if all passed.
+bool sweep_ops(Ctx &ctx, const std::vector<std::unique_ptr<Op>> &ops,
+	       const Options &opts, std::vector<OpResult> &results)
+{
+	bool ok = true;
+	for (const auto &op : ops) {
+		if (!opts.only.empty() && !opts.only.count(op->name()))
+			continue;
+		OpResult r = run_op(ctx, *op);
+		ok = ok && (r.skipped || r.ok());
+		if (!opts.json) {
+			std::printf("result %s %s %s\n", r.name.c_str(),
+				    r.skipped ? "skip" : r.ok() ? "ok" : "fail",
+				    r.summary().c_str());
+			std::fflush(stdout);
+		}
+		results.push_back(std::move(r));
+	}
+	return ok;
+}
+
+// The JSON object on stdout (--json) and in --json-file.
+void write_json(const Options &opts, const std::string &j)
+{
+	if (opts.json)
+		std::printf("%s\n", j.c_str());
+	if (opts.json_file.empty())
+		return;
+	std::ofstream f(opts.json_file);
+	f << j << '\n';
+	if (!f)
+		std::fprintf(stderr, "%s: cannot write %s\n", prog, opts.json_file.c_str());
+}
+
+void list_ops(const std::vector<std::unique_ptr<Op>> &ops)
+{
+	for (const auto &op : ops)
+		std::printf("%-18s %s%s\n", op->name(), op->what(),
+			    op->needs_peer() ? " [2 nodes]" : "");
+}
+
+// No fault injection: says why, and the exit status that skips.
+int cannot_run(const Options &opts, const FaultSetup &setup)
+{
+	if (!opts.json) {
+		std::printf("# fault injection is not usable:\n");
+		for (const auto &p : setup.problems)
+			std::printf("#   %s\n", p.c_str());
+		std::printf("result SETUP skip fault injection not available\n");
+	}
+	write_json(opts, to_json(nullptr, setup, opts.burst, {}, false));
+	return exit_cannot_run;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+	Options opts;
 	bool list = false;
-	Options opts = parse_args(argc, argv, list);
+	if (auto rc = rv::cli::parse_command_line(prog, usage, parse_args, argc, argv, opts, list))
+		return *rc;
 	std::vector<std::unique_ptr<Op>> ops = all_ops();
-
 	if (list) {
-		for (const auto &op : ops)
-			std::printf("%-18s %s%s\n", op->name(), op->what(),
-				    op->needs_peer() ? " [2 nodes]" : "");
+		list_ops(ops);
 		return exit_ok;
 	}
 
 	FaultSetup setup = FaultSetup::probe();
-	auto finish = [&](const Ctx *ctx, const std::vector<OpResult> &results,
-			  bool ok) {
-		std::string j = to_json(ctx, setup, opts.burst, results, ok);
-		if (opts.json)
-			std::printf("%s\n", j.c_str());
-		if (!opts.json_file.empty()) {
-			std::ofstream f(opts.json_file);
-			f << j << '\n';
-			if (!f)
-				std::fprintf(stderr, "%s: cannot write %s\n", prog,
-					     opts.json_file.c_str());
-		}
-	};
-
-	if (!setup.problems.empty()) {
-		if (!opts.json) {
-			std::printf("# fault injection is not usable:\n");
-			for (const auto &p : setup.problems)
-				std::printf("#   %s\n", p.c_str());
-			std::printf("result SETUP skip fault injection not available\n");
-		}
-		finish(nullptr, {}, false);
-		return exit_cannot_run;
-	}
+	if (!setup.problems.empty())
+		return cannot_run(opts, setup);
 
 	std::vector<OpResult> results;
-	bool ok = true;
 	try {
 		std::optional<BurstMode> burst;
 		if (opts.burst > 1)
 			burst.emplace();
 		Ctx ctx(opts);
-		if (!opts.json) {
-			std::printf("# %s: node 0 %s", prog, ctx.n0.dev.c_str());
-			if (ctx.have_n1)
-				std::printf(", node 1 %s", ctx.n1.dev.c_str());
-			std::printf("\n# %s\n# %s\n", setup.failslab.str().c_str(),
-				    setup.fail_page_alloc.str().c_str());
-			if (opts.burst > 1)
-				std::printf("# burst %u: the nth check fails, and the "
-					    "checks after it until %u more have failed\n",
-					    opts.burst, opts.burst - 1);
-			if (setup.verbose() < 2)
-				std::printf("# verbose < 2: the failed allocations are "
-					    "not named\n");
-			std::fflush(stdout);
-		}
-		for (const auto &op : ops) {
-			if (!opts.only.empty() && !opts.only.count(op->name()))
-				continue;
-			OpResult r = run_op(ctx, *op);
-			ok = ok && (r.skipped || r.ok());
-			if (!opts.json) {
-				std::printf("result %s %s %s\n", r.name.c_str(),
-					    r.skipped ? "skip" : r.ok() ? "ok" : "fail",
-					    r.summary().c_str());
-				std::fflush(stdout);
-			}
-			results.push_back(std::move(r));
-		}
+		if (!opts.json)
+			print_header(ctx, setup, opts);
+		const bool ok = sweep_ops(ctx, ops, opts, results);
 		ctx.stop_peer();
-		finish(&ctx, results, ok);
+		write_json(opts, to_json(&ctx, setup, opts.burst, results, ok));
+		return ok ? exit_ok : exit_problems;
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: %s\n", prog, e.what());
 		if (!opts.json)
 			std::printf("result SETUP fail %s\n", e.what());
-		finish(nullptr, results, false);
+		write_json(opts, to_json(nullptr, setup, opts.burst, results, false));
 		return exit_problems;
 	}
-	return ok ? exit_ok : exit_problems;
 }

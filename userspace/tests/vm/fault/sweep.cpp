@@ -557,6 +557,115 @@ std::string OpResult::summary() const
 
 // ------------------------------------------------------------ run_op
 
+namespace {
+
+// A '# ' line of the text output (not with --quiet or --json).
+void say(const Ctx &ctx, const std::string &s)
+{
+	if (!ctx.opts.quiet && !ctx.opts.json) {
+		std::printf("# %s\n", s.c_str());
+		std::fflush(stdout);
+	}
+}
+
+// The call of point pt, in a child if the operation wants one.
+void call_point(Ctx &ctx, Op &op, Point &pt)
+{
+	try {
+		if (op.fork_per_point())
+			point_in_child(ctx, op, pt);
+		else
+			op.point(ctx, pt);
+	} catch (const Abort &) {
+	} catch (const std::exception &e) {
+		pt.problems.push_back(std::string("exception: ") + e.what());
+	}
+}
+
+// What the outcome of a point that injected a fault says of the call.
+void judge_injected(const Op &op, const OpResult &r, Point &pt)
+{
+	if (pt.consumed && op.must_not_allocate())
+		pt.problems.insert(pt.problems.begin(),
+				   "the call passed a fault-injection check: "
+				   "this path must not allocate");
+	if (pt.consumed && pt.err && !allowed_err(r.allowed, pt.err))
+		pt.problems.insert(pt.problems.begin(),
+				   "unexpected errno " + errname(pt.err) +
+					   " for an injected fault");
+	if (!pt.consumed && pt.err)
+		pt.problems.insert(pt.problems.begin(),
+				   "failed with " + errname(pt.err) +
+					   " without an injected fault");
+}
+
+// How a point went, for the sweep.
+enum class PointOutcome {
+	skipped,	// --skip
+	consumed,	// the call consumed the fault: on to n + 1
+	end,		// the call consumed none: the sweep is complete
+	not_reached,	// no fault was injected
+};
+
+// Point n of op's sweep, into r.points.
+PointOutcome sweep_point(Ctx &ctx, Op &op, OpResult &r, unsigned n,
+			 const ResCounts &base)
+{
+	Point pt;
+	pt.n = n;
+	if (ctx.opts.skip.count({op.name(), n})) {
+		pt.skipped = true;
+		say(ctx, point_line(r, pt));
+		r.points.push_back(std::move(pt));
+		return PointOutcome::skipped;
+	}
+	call_point(ctx, op, pt);
+	if (pt.injected)
+		judge_injected(op, r, pt);
+	// Whatever the point did is gone once its files are closed.
+	if (!op.fork_per_point() || pt.injected)
+		ctx.settle(pt, base, "after the point's files were closed");
+	ctx.check_log(pt.problems, "after the call (checks, teardown)");
+
+	say(ctx, point_line(r, pt));
+	for (const auto &p : pt.problems)
+		say(ctx, "  PROBLEM: " + p);
+	for (const auto &p : pt.notes)
+		say(ctx, "  note: " + p);
+	const PointOutcome o = !pt.injected ? PointOutcome::not_reached
+			     : pt.consumed ? PointOutcome::consumed : PointOutcome::end;
+	r.points.push_back(std::move(pt));
+	return o;
+}
+
+// The points n = 1, 2, ... of op's sweep until one consumes no fault.
+void sweep_points(Ctx &ctx, Op &op, OpResult &r, const ResCounts &base)
+{
+	unsigned not_reached = 0;
+	for (unsigned n = 1; n <= ctx.opts.max_n; n++) {
+		switch (sweep_point(ctx, op, r, n, base)) {
+		case PointOutcome::end:
+			return;
+		case PointOutcome::consumed:
+			not_reached = 0;
+			break;
+		case PointOutcome::not_reached:
+			if (++not_reached < 3)
+				break;
+			r.problems.push_back("three points in a row did not reach the call: "
+					     "giving up");
+			return;
+		case PointOutcome::skipped:
+			break;
+		}
+	}
+	if (r.problems.empty())
+		r.problems.push_back("the call still consumed a fault at n = " +
+				     std::to_string(ctx.opts.max_n) + " (--max-n)");
+}
+
+} // namespace
+
 OpResult run_op(Ctx &ctx, Op &op)
 {
 	OpResult r;
@@ -566,12 +675,6 @@ OpResult run_op(Ctx &ctx, Op &op)
 	r.what = op.what();
 	r.allowed = op.allowed();
 	const auto t0 = clock::now();
-	auto say = [&](const std::string &s) {
-		if (!ctx.opts.quiet && !ctx.opts.json) {
-			std::printf("# %s\n", s.c_str());
-			std::fflush(stdout);
-		}
-	};
 
 	if (op.needs_peer() && !ctx.have_peer_node()) {
 		r.skipped = true;
@@ -588,7 +691,7 @@ OpResult run_op(Ctx &ctx, Op &op)
 		base = op.begin(ctx);
 	} catch (const std::exception &e) {
 		r.problems.push_back(std::string("setup of the sweep failed: ") + e.what());
-		say(r.name + ": " + r.problems.back());
+		say(ctx, r.name + ": " + r.problems.back());
 		try {
 			op.end(ctx, r.problems);
 		} catch (const std::exception &) {
@@ -598,69 +701,7 @@ OpResult run_op(Ctx &ctx, Op &op)
 		return r;
 	}
 
-	unsigned not_reached = 0;
-	bool finished = false;
-	for (unsigned n = 1; n <= ctx.opts.max_n; n++) {
-		Point pt;
-		pt.n = n;
-		if (ctx.opts.skip.count({op.name(), n})) {
-			pt.skipped = true;
-			say(point_line(r, pt));
-			r.points.push_back(std::move(pt));
-			continue;
-		}
-		try {
-			if (op.fork_per_point())
-				point_in_child(ctx, op, pt);
-			else
-				op.point(ctx, pt);
-		} catch (const Abort &) {
-		} catch (const std::exception &e) {
-			pt.problems.push_back(std::string("exception: ") + e.what());
-		}
-
-		if (pt.injected) {
-			not_reached = 0;
-			if (pt.consumed && op.must_not_allocate())
-				pt.problems.insert(pt.problems.begin(),
-						   "the call passed a fault-injection check: "
-						   "this path must not allocate");
-			if (pt.consumed && pt.err && !allowed_err(r.allowed, pt.err))
-				pt.problems.insert(pt.problems.begin(),
-						   "unexpected errno " + errname(pt.err) +
-							   " for an injected fault");
-			if (!pt.consumed && pt.err)
-				pt.problems.insert(pt.problems.begin(),
-						   "failed with " + errname(pt.err) +
-							   " without an injected fault");
-		}
-		// Whatever the point did is gone once its files are closed.
-		if (!op.fork_per_point() || pt.injected)
-			ctx.settle(pt, base, "after the point's files were closed");
-		ctx.check_log(pt.problems, "after the call (checks, teardown)");
-
-		say(point_line(r, pt));
-		for (const auto &p : pt.problems)
-			say("  PROBLEM: " + p);
-		for (const auto &p : pt.notes)
-			say("  note: " + p);
-		const bool end = pt.injected && !pt.consumed;
-		const bool reached = pt.injected;
-		r.points.push_back(std::move(pt));
-		if (end) {
-			finished = true;
-			break;
-		}
-		if (!reached && ++not_reached >= 3) {
-			r.problems.push_back("three points in a row did not reach the call: "
-					     "giving up");
-			break;
-		}
-	}
-	if (!finished && r.problems.empty())
-		r.problems.push_back("the call still consumed a fault at n = " +
-				     std::to_string(ctx.opts.max_n) + " (--max-n)");
-
+	sweep_points(ctx, op, r, base);
 	try {
 		op.end(ctx, r.problems);
 	} catch (const std::exception &e) {
@@ -669,7 +710,7 @@ OpResult run_op(Ctx &ctx, Op &op)
 	ctx.settle(r.problems, ResCounts{}, "after the sweep");
 	ctx.check_log(r.problems, "at the end of the sweep");
 	for (const auto &p : r.problems)
-		say(r.name + ": PROBLEM: " + p);
+		say(ctx, r.name + ": PROBLEM: " + p);
 	r.seconds = std::chrono::duration<double>(clock::now() - t0).count();
 	return r;
 }

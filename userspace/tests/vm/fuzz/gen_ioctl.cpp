@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <sys/ioctl.h>
@@ -309,16 +310,10 @@ void Worker::op_attach(Ctx &c, FdSlot &s, Op op, bool valid)
 
 // --- REG_MEM, DEREG_MEM, EVICT, GET_CACHE_STATS -------------------------------
 
-void Worker::op_reg_mem(Ctx &c, FdSlot &s, Op op, bool target)
+Range Worker::reg_mem_range(Ctx &c, FdSlot &s, bool target, std::uint64_t max,
+			    rv::Mapping &eph)
 {
-	const int fd = target ? s.fd.load() : pick_fd(c, s);
-	const Hint h = hint(s);
-	const std::uint64_t max = h.max_fmr ? h.max_fmr : 16 << 20;
-	const unsigned long cmd = op == Op::reg_mem_r4 ? RV_IOCTL_REG_MEM_R4 :
-		op == Op::reg_mem_r1 ? RV_IOCTL_REG_MEM_R1 : RV_IOCTL_REG_MEM;
 	const auto r = c.rng.below(100);
-	rv::Mapping eph;
-	rv_mem_params p{};
 	Range range;
 
 	if (target || r < 55) {
@@ -352,35 +347,36 @@ void Worker::op_reg_mem(Ctx &c, FdSlot &s, Op op, bool target)
 			{0, 1, 4096, max, max + 1, 1ULL << 30, ~0ULL, ~0ULL - 4095,
 			 1ULL << 40, (1ULL << 40) + 1, 1 + c.rng.below(1 << 21)});
 	}
-	p.in.addr = range.addr;
-	p.in.length = range.len;
+	return range;
+}
+
+void Worker::fill_reg_mem(Ctx &c, rv_mem_params_in &in, bool target)
+{
 	const auto a = c.rng.below(100);
-	p.in.access = target || a < 50 ? acc_k | acc_lw | acc_rw :
+	in.access = target || a < 50 ? acc_k | acc_lw | acc_rw :
 		a < 80 ? acc_k | acc_lw : a < 88 ? acc_k | acc_rr : a < 92 ? acc_k :
 		c.rng.fuzz<std::uint32_t>({0, 1, 2, 3, 7, acc_k | acc_rw,
 					   acc_k | 8, acc_k | 0x100});
-	p.in.access = sanitize_access(p.in.addr, p.in.length, p.in.access);
+	in.access = sanitize_access(in.addr, in.length, in.access);
 	if (c.rng.chance(30)) {
 		// ignored for kernel MRs
-		p.in.ibv_pd_handle = static_cast<std::uint32_t>(c.rng.next());
-		p.in.cmd_fd_int = static_cast<std::uint32_t>(c.rng.next());
-		p.in.ulen = c.rng.next();
-		p.in.udata_u64 = c.rng.next();
+		in.ibv_pd_handle = static_cast<std::uint32_t>(c.rng.next());
+		in.cmd_fd_int = static_cast<std::uint32_t>(c.rng.next());
+		in.ulen = c.rng.next();
+		in.udata_u64 = c.rng.next();
 	}
 	if (!target && c.rng.chance(3)) {
 		switch (c.rng.below(3)) {
-		case 0: p.in.resv1 = c.rng.fuzz<std::uint32_t>({1}); break;
-		case 1: p.in.resv2[0] = c.rng.fuzz<std::uint64_t>({1}); break;
-		default: p.in.resv2[1] = c.rng.fuzz<std::uint64_t>({1}); break;
+		case 0: in.resv1 = c.rng.fuzz<std::uint32_t>({1}); break;
+		case 1: in.resv2[0] = c.rng.fuzz<std::uint64_t>({1}); break;
+		default: in.resv2[1] = c.rng.fuzz<std::uint64_t>({1}); break;
 		}
 	}
-	const rv_mem_params_in in = p.in;
-	const PtrKind k = target ? PtrKind::valid : ArgBuf::pick(c.rng, 6);
-	rv_mem_params_out out{};
-	Result res = do_ioctl(c, op, fd, cmd, bytes_of(p, cmd), k, out_of(out));
-	eph.reset();	// behind the module's back
-	if (!res.done || res.err)
-		return;
+}
+
+void Worker::keep_mr(Ctx &c, FdSlot &s, int fd, const rv_mem_params_in &in,
+		     const rv_mem_params_out &out)
+{
 	if (out.iova != in.addr || !out.mr_handle || out.mr_handle > UINT32_MAX)
 		fail(c, "REG_MEM answered handle " + std::to_string(out.mr_handle) +
 			" iova " + std::to_string(out.iova) + " for addr " +
@@ -401,6 +397,28 @@ void Worker::op_reg_mem(Ctx &c, FdSlot &s, Op op, bool target)
 		t.len = in.length;
 		sh_.publish(t);
 	}
+}
+
+void Worker::op_reg_mem(Ctx &c, FdSlot &s, Op op, bool target)
+{
+	const int fd = target ? s.fd.load() : pick_fd(c, s);
+	const Hint h = hint(s);
+	const std::uint64_t max = h.max_fmr ? h.max_fmr : 16 << 20;
+	const unsigned long cmd = op == Op::reg_mem_r4 ? RV_IOCTL_REG_MEM_R4 :
+		op == Op::reg_mem_r1 ? RV_IOCTL_REG_MEM_R1 : RV_IOCTL_REG_MEM;
+	rv::Mapping eph;
+	rv_mem_params p{};
+	const Range range = reg_mem_range(c, s, target, max, eph);
+	p.in.addr = range.addr;
+	p.in.length = range.len;
+	fill_reg_mem(c, p.in, target);
+	const rv_mem_params_in in = p.in;
+	const PtrKind k = target ? PtrKind::valid : ArgBuf::pick(c.rng, 6);
+	rv_mem_params_out out{};
+	Result res = do_ioctl(c, op, fd, cmd, bytes_of(p, cmd), k, out_of(out));
+	eph.reset();	// behind the module's back
+	if (res.done && !res.err)
+		keep_mr(c, s, fd, in, out);
 }
 
 void Worker::op_dereg_mem(Ctx &c, FdSlot &s)
@@ -752,46 +770,26 @@ void Worker::op_conn_stats(Ctx &c, FdSlot &s)
 			" num_conn " + std::to_string(out.num_conn));
 }
 
-void Worker::op_post_write(Ctx &c, FdSlot &s)
+bool Worker::post_target(Ctx &c, const ConnRef *conn, TargetCopy &t)
 {
-	const int fd = pick_fd(c, s);
-	rv_post_write_params p{};
-	ConnRef conn;
-	MrRef mr;
-	bool have_conn = false, have_mr = false;
-
-	{
-		std::lock_guard lock(s.m);
-		if (!s.conns.empty() && c.rng.chance(90)) {
-			conn = s.conns[c.rng.below(s.conns.size())];
-			have_conn = true;
-		}
-		if (!s.mrs.empty() && c.rng.chance(90)) {
-			mr = s.mrs[c.rng.below(s.mrs.size())];
-			have_mr = true;
-		}
-	}
-	TargetCopy t;
-	bool have_target = false;
 	const std::size_t start = c.rng.below(board_size);
-	for (std::size_t i = 0; i < board_size && have_conn; i++) {
+	for (std::size_t i = 0; i < board_size && conn; i++)
 		if (sh_.read_target(start + i, t) && t.len &&
-		    (conn.remote < 0 || t.node == static_cast<std::uint32_t>(conn.remote))) {
-			have_target = true;
-			break;
-		}
-	}
-	auto &in = p.in;
-	in.handle = have_conn ? conn.handle :
-		c.rng.fuzz<std::uint64_t>({0, 1, 2, UINT32_MAX, UINT32_MAX + 1ULL});
-	if (have_mr) {
-		const std::uint64_t off = c.rng.chance(50) ? 0 : c.rng.below(mr.len);
-		in.loc_mr_handle = mr.handle;
-		in.loc_mr_addr = mr.addr;
-		in.loc_mr_length = mr.len;
-		in.loc_mr_access = mr.access;
-		in.loc_addr = mr.addr + off;
-		in.length = 1 + c.rng.below(std::min<std::uint64_t>(mr.len - off, 65536));
+		    (conn->remote < 0 || t.node == static_cast<std::uint32_t>(conn->remote)))
+			return true;
+	return false;
+}
+
+void Worker::post_local(Ctx &c, rv_post_write_params_in &in, const MrRef *mr)
+{
+	if (mr) {
+		const std::uint64_t off = c.rng.chance(50) ? 0 : c.rng.below(mr->len);
+		in.loc_mr_handle = mr->handle;
+		in.loc_mr_addr = mr->addr;
+		in.loc_mr_length = mr->len;
+		in.loc_mr_access = mr->access;
+		in.loc_addr = mr->addr + off;
+		in.length = 1 + c.rng.below(std::min<std::uint64_t>(mr->len - off, 65536));
 	} else {
 		const Range r = arena_.pick_range(c.rng, 65536);
 		in.loc_mr_handle = c.rng.fuzz<std::uint64_t>({1, 2, 3});
@@ -799,6 +797,58 @@ void Worker::op_post_write(Ctx &c, FdSlot &s)
 		in.loc_mr_length = in.length = r.len;
 		in.loc_mr_access = acc_k | acc_lw;
 	}
+}
+
+namespace {
+
+// One field of a post made wrong, or a write the peer refuses.
+void mutate_post(Rng &rng, rv_post_write_params_in &in)
+{
+	switch (rng.below(9)) {
+	case 0: in.handle = rng.fuzz<std::uint64_t>({0, UINT32_MAX + 1ULL}); break;
+	case 1: in.loc_mr_handle = rng.fuzz<std::uint64_t>({0, 1, UINT32_MAX + 1ULL}); break;
+	case 2: in.loc_addr = rng.pick<std::uint64_t>({in.loc_mr_addr - 1,
+						       in.loc_mr_addr + in.loc_mr_length}); break;
+	case 3: in.length = rng.fuzz<std::uint64_t>({0, UINT32_MAX + 1ULL, ~0ULL,
+						     in.loc_mr_length + 1}); break;
+	case 4: in.loc_mr_length += rng.pick<std::uint64_t>({1, ~0ULL}); break;
+	case 5: in.loc_mr_access ^= rng.pick<std::uint32_t>({acc_k, acc_rw, acc_lw}); break;
+	case 6: in.resv1 = rng.fuzz<std::uint32_t>({1}); break;
+	case 7: in.loc_mr_addr = rng.fuzz<std::uint64_t>({~0ULL}); break;
+	default:
+		// A write the peer refuses: the QP is lost and
+		// recovers (only now and then).
+		if (rng.chance(10)) {
+			in.rkey = rng.fuzz<std::uint32_t>({0, 1, 0x100});
+			in.rem_addr = rng.fuzz<std::uint64_t>({0});
+		}
+		in.immed = static_cast<std::uint32_t>(rng.next());
+		break;
+	}
+}
+
+} // namespace
+
+void Worker::op_post_write(Ctx &c, FdSlot &s)
+{
+	const int fd = pick_fd(c, s);
+	rv_post_write_params p{};
+	std::optional<ConnRef> conn;
+	std::optional<MrRef> mr;
+
+	{
+		std::lock_guard lock(s.m);
+		if (!s.conns.empty() && c.rng.chance(90))
+			conn = s.conns[c.rng.below(s.conns.size())];
+		if (!s.mrs.empty() && c.rng.chance(90))
+			mr = s.mrs[c.rng.below(s.mrs.size())];
+	}
+	TargetCopy t;
+	const bool have_target = post_target(c, conn ? &*conn : nullptr, t);
+	auto &in = p.in;
+	in.handle = conn ? conn->handle :
+		c.rng.fuzz<std::uint64_t>({0, 1, 2, UINT32_MAX, UINT32_MAX + 1ULL});
+	post_local(c, in, mr ? &*mr : nullptr);
 	if (have_target) {
 		in.length = std::min<std::uint64_t>(in.length, t.len);
 		in.rem_addr = t.addr + c.rng.below(t.len - in.length + 1);
@@ -814,29 +864,8 @@ void Worker::op_post_write(Ctx &c, FdSlot &s)
 		in.loc_mr_handle = UINT32_MAX + 1ULL;
 	}
 	in.wr_id = c.rng.next();
-	if (c.rng.chance(25)) {
-		switch (c.rng.below(9)) {
-		case 0: in.handle = c.rng.fuzz<std::uint64_t>({0, UINT32_MAX + 1ULL}); break;
-		case 1: in.loc_mr_handle = c.rng.fuzz<std::uint64_t>({0, 1, UINT32_MAX + 1ULL}); break;
-		case 2: in.loc_addr = c.rng.pick<std::uint64_t>({in.loc_mr_addr - 1,
-								 in.loc_mr_addr + in.loc_mr_length}); break;
-		case 3: in.length = c.rng.fuzz<std::uint64_t>({0, UINT32_MAX + 1ULL, ~0ULL,
-							       in.loc_mr_length + 1}); break;
-		case 4: in.loc_mr_length += c.rng.pick<std::uint64_t>({1, ~0ULL}); break;
-		case 5: in.loc_mr_access ^= c.rng.pick<std::uint32_t>({acc_k, acc_rw, acc_lw}); break;
-		case 6: in.resv1 = c.rng.fuzz<std::uint32_t>({1}); break;
-		case 7: in.loc_mr_addr = c.rng.fuzz<std::uint64_t>({~0ULL}); break;
-		default:
-			// A write the peer refuses: the QP is lost and
-			// recovers (only now and then).
-			if (c.rng.chance(10)) {
-				in.rkey = c.rng.fuzz<std::uint32_t>({0, 1, 0x100});
-				in.rem_addr = c.rng.fuzz<std::uint64_t>({0});
-			}
-			in.immed = static_cast<std::uint32_t>(c.rng.next());
-			break;
-		}
-	}
+	if (c.rng.chance(25))
+		mutate_post(c.rng, in);
 	rv_post_write_params_out out{};
 	Result res = do_ioctl(c, Op::post_write, fd, RV_IOCTL_POST_RDMA_WR_IMMED,
 			      bytes_of(p, RV_IOCTL_POST_RDMA_WR_IMMED),

@@ -6,9 +6,10 @@
 
 #include <bitset>
 #include <cstdint>
-#include <stdexcept>
+#include <cstdio>
 #include <string>
 
+#include "cli.hpp"
 #include "ops.hpp"
 
 namespace rvfuzz {
@@ -29,19 +30,12 @@ struct Options {
 	std::string device;		// default RV_DEVICE, else /dev/rv
 	std::bitset<op_count> skip;	// call classes left out
 	bool no_kill = false;		// no SIGKILL or early exit of workers
-	bool help = false;
 };
 
-// A command line error; main() prints it with the usage.
-class UsageError : public std::runtime_error {
-public:
-	using std::runtime_error::runtime_error;
-};
+// Into o; throws rv::cli::UsageError (rv::cli::parse_command_line()).
+[[nodiscard]] rv::cli::Parsed parse_options(int argc, char **argv, Options &o);
 
-// Throws UsageError.
-[[nodiscard]] Options parse_options(int argc, char **argv);
-
-[[nodiscard]] std::string usage(const char *prog);
+void usage(std::FILE *f);
 
 } // namespace rvfuzz
 

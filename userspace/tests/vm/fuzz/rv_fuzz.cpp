@@ -343,17 +343,9 @@ int main(int argc, char **argv)
 {
 	rvfuzz::Options o;
 
-	try {
-		o = rvfuzz::parse_options(argc, argv);
-	} catch (const rvfuzz::UsageError &e) {
-		std::fprintf(stderr, "rv_fuzz: %s\n%s", e.what(),
-			     rvfuzz::usage(argv[0]).c_str());
-		return 2;
-	}
-	if (o.help) {
-		std::fputs(rvfuzz::usage(argv[0]).c_str(), stdout);
-		return 0;
-	}
+	if (auto rc = rv::cli::parse_command_line("rv_fuzz", rvfuzz::usage, rvfuzz::parse_options,
+						  argc, argv, o))
+		return *rc;
 	try {
 		return rvfuzz::run(o);
 	} catch (const std::exception &e) {

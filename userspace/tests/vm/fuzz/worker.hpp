@@ -163,6 +163,14 @@ private:
 	void op_query_r2(Ctx &c, FdSlot &s);
 	void op_attach(Ctx &c, FdSlot &s, Op op, bool valid);
 	void op_reg_mem(Ctx &c, FdSlot &s, Op op, bool target);
+	// REG_MEM's buffer: mostly in the arena; eph holds one made for it.
+	[[nodiscard]] Range reg_mem_range(Ctx &c, FdSlot &s, bool target,
+					  std::uint64_t max, rv::Mapping &eph);
+	// REG_MEM's access flags and the fields it ignores or must refuse.
+	void fill_reg_mem(Ctx &c, rv_mem_params_in &in, bool target);
+	// A registered MR into s (and its target onto the board).
+	void keep_mr(Ctx &c, FdSlot &s, int fd, const rv_mem_params_in &in,
+		     const rv_mem_params_out &out);
 	void op_dereg_mem(Ctx &c, FdSlot &s);
 	void op_evict(Ctx &c, FdSlot &s);
 	void op_cache_stats(Ctx &c, FdSlot &s);
@@ -173,6 +181,11 @@ private:
 	void op_conn_count(Ctx &c, FdSlot &s);
 	void op_conn_stats(Ctx &c, FdSlot &s);
 	void op_post_write(Ctx &c, FdSlot &s);
+	// A buffer of another process to write to over conn, into t
+	// (false: none, or no conn).
+	[[nodiscard]] bool post_target(Ctx &c, const ConnRef *conn, TargetCopy &t);
+	// The local side of a post: in an MR of the slot, or made up.
+	void post_local(Ctx &c, rv_post_write_params_in &in, const MrRef *mr);
 	void op_ioctl_raw(Ctx &c, FdSlot &s);
 	void fill_attach(Ctx &c, rv_attach_params_in &in, int node, bool alt);
 	void mutate_attach(Ctx &c, rv_attach_params_in &in);

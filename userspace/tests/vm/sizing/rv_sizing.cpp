@@ -30,8 +30,10 @@
 //           on the process's shared CQs; then user QPs of rv's size (each
 //           with its own CQ), which tells rv's own share of an rv QP
 //
-// Output: human-readable on stdout; --json FILE writes the points, the
-// fits and the derived constants that tools/sizing/model.py reads.
+// Output: human-readable on stdout; --json prints instead one JSON object
+// with the points, the fits and the derived constants that
+// tools/sizing/model.py reads (the text goes to stderr then), --json-file
+// FILE writes that object to FILE.
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -64,16 +66,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
-
 #include <rv/attach.hpp>
 #include <rv/connection.hpp>
 #include <rv/device.hpp>
 #include <rv/error.hpp>
 #include <rv/event_ring.hpp>
 #include <rv/json.hpp>
+#include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
 #include <rv/rdma_sysfs.hpp>
+#include <rv/uapi.hpp>
+
+#include "cli.hpp"
+#include "verbs.hpp"
 
 namespace {
 
@@ -85,8 +90,11 @@ constexpr i64 kib = 1024;
 
 // ------------------------------------------------------------ options
 
+constexpr const char *prog = "rv_sizing";
+
 struct Opts {
-	std::string json;			// --json FILE
+	bool json = false;			// --json: JSON on stdout
+	std::string json_file;			// --json-file FILE
 	std::vector<std::string> only;		// --only attach,conn,mr,userqp
 	unsigned settle_ms = 1500;		// --settle-ms
 	unsigned max_peers = 7;			// --peers
@@ -109,19 +117,76 @@ struct Opts {
 		return only.empty() ||
 		       std::find(only.begin(), only.end(), s) != only.end();
 	}
+	// Where the human-readable report goes: stdout, or stderr when
+	// stdout has the JSON.
+	std::ostream &text() const { return json ? std::cerr : std::cout; }
 };
 
-[[noreturn]] void usage(const std::string &msg)
+void usage(std::FILE *f)
 {
-	std::cerr << "rv_sizing: " << msg << "\n"
-		  << "usage: rv_sizing [--json FILE] [--only attach,conn,mr,userqp]\n"
-		     "                 [--settle-ms MS] [--peers K] [--procs-step N]\n"
-		     "                 [--procs-steps S] [--conn NC:QD[,NC:QD...]]\n"
-		     "Runs as root in the test VM with rv loaded and RV_NODES set\n"
-		     "(vm-run --rxe N); see docs/sizing.md.\n";
-	std::exit(2);
+	std::fprintf(f,
+"Usage: %s [OPTION]...\n"
+"Measures what rv's objects (processes, connections, MRs) and PSM3-sized\n"
+"user RC QPs cost the kernel. Runs as root in the test VM with rv loaded\n"
+"and RV_NODES / RV_NODE_IPS set (vm-run --rxe N); see docs/sizing.md.\n"
+"\n"
+"      --only LIST        series to run, comma separated: attach, conn, mr,\n"
+"                         userqp (default: all)\n"
+"      --settle-ms MS     wait before each point (default 1500)\n"
+"      --peers K          most peers of the conn series (default 7)\n"
+"      --procs-step N     processes added per point of attach (default 32)\n"
+"      --procs-steps S    points per attach group (default 2)\n"
+"      --conn NC:QD[,NC:QD...]  (num_conn, q_depth) of the conn series\n"
+"                         (default 4:4000,1:4000,4:16000,4:1000)\n"
+"  -j, --json             one JSON object on stdout (the points, the fits and\n"
+"                         the constants); the text report goes to stderr\n"
+"      --json-file FILE   also write that JSON object to FILE\n"
+"  -h, --help             show this help and exit\n"
+"\n"
+"Exit status: 0 on success, 1 if a measurement failed, 2 on a usage error.\n",
+		prog);
 }
 
+// --conn NC:QD[,NC:QD...]
+void parse_conn_settings(Opts &o, std::string_view list)
+{
+	o.conn_settings.clear();
+	for (std::string_view item : rv::cli::split(list)) {
+		const auto nq = rv::cli::split(item, ':');
+		if (nq.size() != 2)
+			throw rv::cli::UsageError("invalid --conn '" + std::string(list) +
+						  "': not NC:QD[,NC:QD...]");
+		o.conn_settings.emplace_back(
+			static_cast<unsigned>(rv::cli::parse_uint("--conn NC", nq[0], 1,
+								  RV_MAX_NUM_CONN)),
+			static_cast<unsigned>(rv::cli::parse_uint("--conn QD", nq[1], 1,
+								  UINT32_MAX)));
+	}
+}
+
+rv::cli::Parsed parse(int argc, char **argv, Opts &o)
+{
+	const rv::cli::Option options[] = {
+		rv::cli::flag("json", 'j', o.json),
+		rv::cli::text("json-file", 0, o.json_file),
+		rv::cli::value("only", 0, [&o](std::string_view v) {
+			for (std::string_view s : rv::cli::split(v)) {
+				if (s != "attach" && s != "conn" && s != "mr" && s != "userqp")
+					throw rv::cli::UsageError("invalid --only '" + std::string(v) +
+								  "': not a list of attach, conn, mr, userqp");
+				o.only.emplace_back(s);
+			}
+		}),
+		rv::cli::number("settle-ms", 0, o.settle_ms, 0, 600000),
+		rv::cli::number("peers", 0, o.max_peers, 1, 1024),
+		rv::cli::number("procs-step", 0, o.procs_step, 1, 4096),
+		rv::cli::number("procs-steps", 0, o.procs_steps, 1, 1024),
+		rv::cli::value("conn", 0, [&o](std::string_view v) { parse_conn_settings(o, v); }),
+	};
+	return rv::cli::parse(argc, argv, options);
+}
+
+// The words of s between runs of sep.
 std::vector<std::string> split(const std::string &s, char sep)
 {
 	std::vector<std::string> out;
@@ -131,63 +196,6 @@ std::vector<std::string> split(const std::string &s, char sep)
 		if (!cur.empty())
 			out.push_back(cur);
 	return out;
-}
-
-unsigned to_unsigned(const std::string &what, const std::string &s)
-{
-	try {
-		std::size_t pos = 0;
-		unsigned long v = std::stoul(s, &pos, 0);
-		if (pos != s.size() || v > 0xffffffffUL)
-			throw std::invalid_argument(s);
-		return static_cast<unsigned>(v);
-	} catch (const std::exception &) {
-		usage(what + ": bad number " + s);
-	}
-}
-
-Opts parse(int argc, char **argv)
-{
-	Opts o;
-	for (int i = 1; i < argc; i++) {
-		std::string a = argv[i];
-		auto val = [&]() -> std::string {
-			if (i + 1 >= argc)
-				usage(a + " needs a value");
-			return argv[++i];
-		};
-		if (a == "--json")
-			o.json = val();
-		else if (a == "--only")
-			o.only = split(val(), ',');
-		else if (a == "--settle-ms")
-			o.settle_ms = to_unsigned(a, val());
-		else if (a == "--peers")
-			o.max_peers = to_unsigned(a, val());
-		else if (a == "--procs-step")
-			o.procs_step = to_unsigned(a, val());
-		else if (a == "--procs-steps")
-			o.procs_steps = to_unsigned(a, val());
-		else if (a == "--conn") {
-			o.conn_settings.clear();
-			for (const auto &p : split(val(), ',')) {
-				auto nq = split(p, ':');
-				if (nq.size() != 2)
-					usage("--conn wants NC:QD");
-				o.conn_settings.emplace_back(to_unsigned(a, nq[0]),
-							     to_unsigned(a, nq[1]));
-			}
-		} else if (a == "-h" || a == "--help")
-			usage("help");
-		else
-			usage("unknown argument " + a);
-	}
-	for (const auto &s : o.only)
-		if (s != "attach" && s != "conn" && s != "mr" && s != "userqp")
-			usage("--only: unknown series " + s);
-	if (!o.procs_step || !o.procs_steps)
-		usage("--procs-step and --procs-steps must be > 0");
-	return o;
 }
 
 // ------------------------------------------------------------ nodes
@@ -204,11 +212,11 @@ std::vector<NodeInfo> discover_nodes()
 	const char *devs = std::getenv("RV_NODES");
 	const char *ips = std::getenv("RV_NODE_IPS");
 	if (!devs || !ips)
-		usage("RV_NODES / RV_NODE_IPS not set: run under vm-run --rxe N");
+		throw std::runtime_error("RV_NODES / RV_NODE_IPS not set: run under vm-run --rxe N");
 	auto d = split(devs, ' ');
 	auto a = split(ips, ' ');
 	if (d.size() != a.size() || d.empty())
-		usage("RV_NODES and RV_NODE_IPS disagree");
+		throw std::runtime_error("RV_NODES and RV_NODE_IPS disagree");
 	rv::RdmaSysfs sysfs;
 	std::vector<NodeInfo> out;
 	for (std::size_t i = 0; i < d.size(); i++) {
@@ -298,15 +306,17 @@ std::map<std::string, SlabRow> read_slabinfo()
 
 std::string run_capture(const std::string &cmd)
 {
+	struct Pclose {
+		void operator()(FILE *f) const noexcept { ::pclose(f); }
+	};
 	std::string out;
-	FILE *p = ::popen(cmd.c_str(), "r");
+	std::unique_ptr<FILE, Pclose> p(::popen(cmd.c_str(), "r"));
 	if (!p)
 		return out;
 	char buf[4096];
 	std::size_t n = 0;
-	while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0)
+	while ((n = std::fread(buf, 1, sizeof(buf), p.get())) > 0)
 		out.append(buf, n);
-	::pclose(p);
 	return out;
 }
 
@@ -442,36 +452,25 @@ private:
 	rv::EventRing ring_;
 	std::vector<rv::Connection> conns_;
 	std::vector<rv::MemoryRegion> mrs_;
-	void *buf_ = nullptr;
-	std::size_t buf_len_ = 0;
+	rv::Mapping buf_;
 	std::size_t buf_used_ = 0;
-	ibv_context *ctx_ = nullptr;
-	ibv_pd *pd_ = nullptr;
-	ibv_cq *scq_ = nullptr;
-	ibv_cq *rcq_ = nullptr;
-	std::vector<ibv_qp *> qps_;
-	std::vector<ibv_cq *> qp_cqs_;		// one per QP ("qpcq")
+	// In the order of creation, so that they are destroyed in reverse.
+	rv::verbs::Context ctx_;
+	rv::verbs::Pd pd_;
+	rv::verbs::Cq scq_;
+	rv::verbs::Cq rcq_;
+	std::vector<rv::verbs::Cq> qp_cqs_;	// one per QP ("qpcq")
+	std::vector<rv::verbs::Qp> qps_;
 };
 
 void WorkerState::cleanup() noexcept
 {
-	for (auto *q : qps_)
-		ibv_destroy_qp(q);
 	qps_.clear();
-	for (auto *q : qp_cqs_)
-		ibv_destroy_cq(q);
 	qp_cqs_.clear();
-	if (scq_)
-		ibv_destroy_cq(scq_);
-	if (rcq_)
-		ibv_destroy_cq(rcq_);
-	if (pd_)
-		ibv_dealloc_pd(pd_);
-	if (ctx_)
-		ibv_close_device(ctx_);
-	scq_ = rcq_ = nullptr;
-	pd_ = nullptr;
-	ctx_ = nullptr;
+	scq_.reset();
+	rcq_.reset();
+	pd_.reset();
+	ctx_.reset();
 	mrs_.clear();
 	conns_.clear();
 	try {
@@ -480,9 +479,7 @@ void WorkerState::cleanup() noexcept
 	} catch (...) {
 	}
 	dev_.reset();
-	if (buf_)
-		::munmap(buf_, buf_len_);
-	buf_ = nullptr;
+	buf_.reset();
 }
 
 std::string WorkerState::run(const std::string &line)
@@ -565,19 +562,14 @@ std::string WorkerState::buf(const Command &c)
 	// that consecutive pages are (almost never) physically
 	// contiguous and a pinned range's scatterlist cannot merge
 	// them: the worst case for per-page bookkeeping.
-	buf_len_ = std::stoull(c.arg(1));
+	const std::size_t len = std::stoull(c.arg(1));
 	const bool rev = c.w.size() > 2 && c.w[2] == "rev";
-	buf_ = ::mmap(nullptr, buf_len_, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf_ == MAP_FAILED) {
-		buf_ = nullptr;
-		rv::throw_errno("mmap");
-	}
-	(void)::madvise(buf_, buf_len_, MADV_NOHUGEPAGE);
+	buf_ = rv::Mapping::anonymous(len, false);
+	(void)::madvise(buf_.data(), len, MADV_NOHUGEPAGE);
 	const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-	auto *b = static_cast<volatile char *>(buf_);
-	for (std::size_t i = 0; i < buf_len_ / page; i++)
-		b[(rev ? buf_len_ / page - 1 - i : i) * page] = 0x5a;
+	auto *b = static_cast<volatile char *>(buf_.data());
+	for (std::size_t i = 0; i < len / page; i++)
+		b[(rev ? len / page - 1 - i : i) * page] = 0x5a;
 	buf_used_ = 0;
 	return "ok vmpin=" + std::to_string(vm_pin_bytes());
 }
@@ -590,11 +582,11 @@ std::string WorkerState::reg(const Command &c)
 		throw std::logic_error("reg before attach");
 	const std::size_t count = std::stoull(c.arg(1));
 	const std::size_t size = std::stoull(c.arg(2));
-	if (buf_used_ + count * size > buf_len_)
+	if (buf_used_ + count * size > buf_.size())
 		throw std::invalid_argument("reg: buffer too small");
 	for (std::size_t i = 0; i < count; i++) {
 		mrs_.push_back(dev_->reg_mem(
-			static_cast<char *>(buf_) + buf_used_, size,
+			static_cast<char *>(buf_.data()) + buf_used_, size,
 			rv::access::psm3_recv));
 		buf_used_ += size;
 	}
@@ -605,24 +597,10 @@ std::string WorkerState::verbs(const Command &c)
 {
 	// verbs NODE SEND_CQE RECV_CQE: open the device, a PD and the
 	// process's two CQs, as PSM3 does
-	const NodeInfo &n = node(c.arg(1));
-	int num = 0;
-	ibv_device **list = ibv_get_device_list(&num);
-	if (!list)
-		rv::throw_errno("ibv_get_device_list");
-	for (int i = 0; i < num && !ctx_; i++)
-		if (n.dev == ibv_get_device_name(list[i]))
-			ctx_ = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!ctx_)
-		throw std::runtime_error("cannot open verbs device " + n.dev);
-	pd_ = ibv_alloc_pd(ctx_);
-	if (!pd_)
-		rv::throw_errno("ibv_alloc_pd");
-	scq_ = ibv_create_cq(ctx_, std::stoi(c.arg(2)), nullptr, nullptr, 0);
-	rcq_ = ibv_create_cq(ctx_, std::stoi(c.arg(3)), nullptr, nullptr, 0);
-	if (!scq_ || !rcq_)
-		rv::throw_errno("ibv_create_cq");
+	ctx_ = rv::verbs::open_device(node(c.arg(1)).dev);
+	pd_ = rv::verbs::alloc_pd(*ctx_);
+	scq_ = rv::verbs::create_cq(*ctx_, std::stoi(c.arg(2)));
+	rcq_ = rv::verbs::create_cq(*ctx_, std::stoi(c.arg(3)));
 	return "ok";
 }
 
@@ -633,8 +611,8 @@ std::string WorkerState::qps(const Command &c)
 		throw std::logic_error("qps before verbs");
 	const unsigned long count = std::stoul(c.arg(1));
 	ibv_qp_init_attr a{};
-	a.send_cq = scq_;
-	a.recv_cq = rcq_;
+	a.send_cq = scq_.get();
+	a.recv_cq = rcq_.get();
 	a.qp_type = IBV_QPT_RC;
 	a.cap.max_send_wr = static_cast<std::uint32_t>(std::stoul(c.arg(2)));
 	a.cap.max_recv_wr = static_cast<std::uint32_t>(std::stoul(c.arg(3)));
@@ -646,17 +624,10 @@ std::string WorkerState::qps(const Command &c)
 	for (unsigned long i = 0; i < count; i++) {
 		ibv_qp_init_attr ai = a;
 		if (own_cqe) {
-			ibv_cq *cq = ibv_create_cq(ctx_, own_cqe, nullptr,
-						   nullptr, 0);
-			if (!cq)
-				rv::throw_errno("ibv_create_cq");
-			qp_cqs_.push_back(cq);
-			ai.send_cq = ai.recv_cq = cq;
+			qp_cqs_.push_back(rv::verbs::create_cq(*ctx_, own_cqe));
+			ai.send_cq = ai.recv_cq = qp_cqs_.back().get();
 		}
-		ibv_qp *q = ibv_create_qp(pd_, &ai);
-		if (!q)
-			rv::throw_errno("ibv_create_qp");
-		qps_.push_back(q);
+		qps_.push_back(rv::verbs::create_qp(*pd_, ai));
 	}
 	return "ok";
 }
@@ -879,16 +850,16 @@ std::string human(double bytes)
 	return o.str();
 }
 
-void print_series(const Series &s)
+void print_series(std::ostream &out, const Series &s)
 {
-	std::cout << "\n== series " << s.name << " (";
+	out << "\n== series " << s.name << " (";
 	bool first = true;
 	for (const auto &[k, v] : s.params) {
-		std::cout << (first ? "" : ", ") << k << "=" << static_cast<i64>(v);
+		out << (first ? "" : ", ") << k << "=" << static_cast<i64>(v);
 		first = false;
 	}
-	std::cout << ")\n";
-	std::cout << std::setw(8) << s.x_name << std::setw(12) << "kernel_all"
+	out << ")\n";
+	out << std::setw(8) << s.x_name << std::setw(12) << "kernel_all"
 		  << std::setw(12) << "kernel"
 		  << std::setw(12) << "SUnreclaim" << std::setw(12) << "Vmalloc"
 		  << std::setw(11) << "PageTables" << std::setw(6) << "qp"
@@ -896,10 +867,10 @@ void print_series(const Series &s)
 		  << "cm_id";
 	const bool pin = s.pts.front().extra.count("vmpin") != 0;
 	if (pin)
-		std::cout << std::setw(12) << "VmPin";
-	std::cout << "\n";
+		out << std::setw(12) << "VmPin";
+	out << "\n";
 	for (std::size_t i = 0; i < s.pts.size(); i++) {
-		std::cout << std::setw(8) << s.pts[i].x << std::setw(12)
+		out << std::setw(8) << s.pts[i].x << std::setw(12)
 			  << s.delta(i, "kernel_all") << std::setw(12)
 			  << s.delta(i, "kernel") << std::setw(12)
 			  << s.delta(i, "SUnreclaim") << std::setw(12)
@@ -910,23 +881,23 @@ void print_series(const Series &s)
 			  << s.delta(i, "res_mr") << std::setw(7)
 			  << s.delta(i, "res_cm_id");
 		if (pin)
-			std::cout << std::setw(12) << s.delta(i, "vmpin");
-		std::cout << "\n";
+			out << std::setw(12) << s.delta(i, "vmpin");
+		out << "\n";
 	}
 	for (const char *m : {"kernel_all", "kernel"}) {
 		const Fit k = s.fit_of(m);
-		std::cout << "  fit " << m << " = " << std::fixed
+		out << "  fit " << m << " = " << std::fixed
 			  << std::setprecision(0) << k.intercept << " + "
 			  << k.slope << " * " << s.x_name << "  (r2 "
 			  << std::setprecision(4) << k.r2 << "; " << human(k.slope)
 			  << " per " << s.x_name << ")\n";
 	}
-	std::cout.unsetf(std::ios::floatfield);
-	std::cout << std::setprecision(6);
-	std::cout << "  slab caches (active objects x size, first to last point):";
+	out.unsetf(std::ios::floatfield);
+	out << std::setprecision(6);
+	out << "  slab caches (active objects x size, first to last point):";
 	for (const auto &[name, b] : s.top_slabs(8))
-		std::cout << " " << name << " " << b;
-	std::cout << "\n";
+		out << " " << name << " " << b;
+	out << "\n";
 }
 
 void write_series(rv::json::Writer &w, const Series &s)
@@ -1032,7 +1003,7 @@ void exp_attach(const Opts &o, const std::vector<NodeInfo> &nodes, Results &res)
 				next + 1 == jobs ? key : rv::random_job_key()));
 		job.pts.push_back({double(step * jobs / 2), snapshot(o), {}});
 	}
-	print_series(job);
+	print_series(o.text(), job);
 	res.series.push_back(job);
 
 	for (unsigned cq : groups) {
@@ -1044,7 +1015,7 @@ void exp_attach(const Opts &o, const std::vector<NodeInfo> &nodes, Results &res)
 				(void)ws[next++]->cmd(attach_cmd(0, cq, 0, 0, 0, key));
 			s.pts.push_back({double(step * o.procs_step), snapshot(o), {}});
 		}
-		print_series(s);
+		print_series(o.text(), s);
 		res.series.push_back(s);
 	}
 	ws.clear();
@@ -1082,7 +1053,7 @@ void exp_conn(const Opts &o, const std::vector<NodeInfo> &nodes, Results &res)
 			(void)ws[k]->cmd(wait, o.connect_timeout + 30);
 			s.pts.push_back({double(k), snapshot(o), {}});
 		}
-		print_series(s);
+		print_series(o.text(), s);
 		res.series.push_back(s);
 		ws.clear();
 		wait_res_back(res_before);
@@ -1127,7 +1098,7 @@ void exp_mr(const Opts &o, const std::vector<NodeInfo> &nodes, Results &res)
 				  std::to_string(size));
 			s.pts.push_back({double(count), snapshot(o),
 					 {{"vmpin", reply_value(r, "vmpin")}}});
-			print_series(s);
+			print_series(o.text(), s);
 			res.series.push_back(s);
 		}
 		wait_res_back(res_before);
@@ -1145,7 +1116,7 @@ void exp_userqp(const Opts &o, const std::vector<NodeInfo> &nodes, Results &res)
 		(void)w.cmd("verbs 0 " + std::to_string(o.user_scq) + " " +
 			    std::to_string(o.user_rcq));
 		cqs.pts.push_back({1, snapshot(o), {}});
-		print_series(cqs);
+		print_series(o.text(), cqs);
 		res.series.push_back(cqs);
 
 		Series s{"user_rc_qp", "qps",
@@ -1161,7 +1132,7 @@ void exp_userqp(const Opts &o, const std::vector<NodeInfo> &nodes, Results &res)
 			have = n;
 			s.pts.push_back({double(n), snapshot(o), {}});
 		}
-		print_series(s);
+		print_series(o.text(), s);
 		res.series.push_back(s);
 
 		// The same rxe, user QPs of the size rv gives its QPs at the
@@ -1179,7 +1150,7 @@ void exp_userqp(const Opts &o, const std::vector<NodeInfo> &nodes, Results &res)
 				    std::to_string(2 * sq + 4));
 			r.pts.push_back({double(n), snapshot(o), {}});
 		}
-		print_series(r);
+		print_series(o.text(), r);
 		res.series.push_back(r);
 	}
 	wait_res_back(res_before);
@@ -1220,10 +1191,10 @@ bool solve3(const std::vector<std::array<double, 4>> &rows, double out[3])
 	return true;
 }
 
-// The per-object constants, in bytes, from the series, for metric m.
-std::map<std::string, double> derive(const Results &res, const std::string &m)
+// Processes and job-devices (the attach series).
+void derive_attach(std::map<std::string, double> &c, const Results &res,
+		   const std::string &m)
 {
-	std::map<std::string, double> c;
 	if (const Series *j = res.find("job_device"))
 		c["job_plus_process_bytes"] = j->fit_of(m).slope;
 	for (unsigned cq : {0u, 192u, 10000u})
@@ -1241,7 +1212,13 @@ std::map<std::string, double> derive(const Results &res, const std::string &m)
 			c["ring_bytes_per_entry"] = (c["process_bytes_cq10000"] -
 						     c["process_bytes_cq0"]) / 10000.0;
 	}
+}
 
+// Connections and their QPs: per connection end, per QP and per queue
+// entry, by least squares over the (num_conn, q_depth) settings.
+void derive_conn(std::map<std::string, double> &c, const Results &res,
+		 const std::string &m)
+{
 	std::vector<std::array<double, 4>> rows;
 	for (const auto &s : res.series) {
 		if (s.name.rfind("conn_", 0) != 0)
@@ -1261,7 +1238,12 @@ std::map<std::string, double> derive(const Results &res, const std::string &m)
 		c["qp_fixed_bytes"] = x[1];
 		c["qp_bytes_per_sq_depth"] = x[2];
 	}
+}
 
+// MRs: per MR and per page.
+void derive_mr(std::map<std::string, double> &c, const Results &res,
+	       const std::string &m)
+{
 	std::vector<std::pair<double, double>> per_mr, pin;
 	for (const auto &s : res.series) {
 		if (s.name.rfind("mr_", 0) != 0)
@@ -1291,7 +1273,12 @@ std::map<std::string, double> derive(const Results &res, const std::string &m)
 		c["mr_lsq_r2"] = f.r2;
 		c["mr_vmpin_bytes_per_page"] = fit(pin).slope;
 	}
+}
 
+// PSM3-sized user QPs and their CQs; rv's own share of an rv QP.
+void derive_userqp(std::map<std::string, double> &c, const Results &res,
+		   const std::string &m)
+{
 	if (const Series *s = res.find("user_process_cqs"))
 		c["user_process_cq_bytes"] = static_cast<double>(s->delta(1, m));
 	if (const Series *s = res.find("user_rc_qp")) {
@@ -1306,6 +1293,16 @@ std::map<std::string, double> derive(const Results &res, const std::string &m)
 			c["rv_own_bytes_per_qp_sq1000"] =
 				c["qp_bytes_nc4_qd4000"] - c["user_qp_rv_sized_bytes"];
 	}
+}
+
+// The per-object constants, in bytes, from the series, for metric m.
+std::map<std::string, double> derive(const Results &res, const std::string &m)
+{
+	std::map<std::string, double> c;
+	derive_attach(c, res, m);
+	derive_conn(c, res, m);
+	derive_mr(c, res, m);
+	derive_userqp(c, res, m);
 	return c;
 }
 
@@ -1326,131 +1323,178 @@ struct DevAttrs {
 DevAttrs query_dev(const std::string &name)
 {
 	DevAttrs d;
-	int num = 0;
-	ibv_device **list = ibv_get_device_list(&num);
-	if (!list)
+	ibv_device_attr a{};
+	try {
+		rv::verbs::Context ctx = rv::verbs::open_device(name);
+		if (ibv_query_device(ctx.get(), &a))
+			return d;
+	} catch (const std::system_error &) {
 		return d;
-	for (int i = 0; i < num; i++) {
-		if (name != ibv_get_device_name(list[i]))
-			continue;
-		ibv_context *c = ibv_open_device(list[i]);
-		ibv_device_attr a{};
-		if (c && !ibv_query_device(c, &a)) {
-			d.max_qp = a.max_qp;
-			d.max_qp_wr = a.max_qp_wr;
-			d.max_cqe = a.max_cqe;
-			d.max_cq = a.max_cq;
-			d.max_mr = a.max_mr;
-		}
-		if (c)
-			ibv_close_device(c);
 	}
-	ibv_free_device_list(list);
+	d.max_qp = a.max_qp;
+	d.max_qp_wr = a.max_qp_wr;
+	d.max_cqe = a.max_cqe;
+	d.max_cq = a.max_cq;
+	d.max_mr = a.max_mr;
 	return d;
+}
+
+// What the measurements ran on.
+struct Env {
+	utsname u{};
+	std::vector<NodeInfo> nodes;
+	DevAttrs attrs;				// of the first node's device
+	std::map<std::string, std::string> params;	// rv's module parameters
+};
+
+Env probe_env()
+{
+	if (::geteuid() != 0)
+		throw std::runtime_error("needs root (slabinfo, rdma res)");
+	Env env;
+	env.nodes = discover_nodes();
+	::uname(&env.u);
+	env.attrs = query_dev(env.nodes.front().dev);
+	for (const char *p : {"num_conn", "q_depth", "mr_cache_size",
+			      "mr_cache_size_gpu", "service_id"})
+		env.params[p] = read_line(std::string("/sys/module/rv/parameters/") + p);
+	if (env.params["num_conn"].empty())
+		throw std::runtime_error("rv is not loaded");
+	return env;
+}
+
+void print_env(std::ostream &out, const Env &env)
+{
+	out << "rv_sizing: kernel " << env.u.release << ", " << env.nodes.size()
+	    << " rxe nodes, rv num_conn=" << env.params.at("num_conn")
+	    << " q_depth=" << env.params.at("q_depth") << "; " << env.nodes.front().dev
+	    << " max_qp_wr=" << env.attrs.max_qp_wr << " max_cqe=" << env.attrs.max_cqe
+	    << "\nkernel = SUnreclaim + VmallocUsed + Percpu (bytes); deltas from "
+	       "each series' first point\n";
+}
+
+using Constants = std::map<std::string, double>;
+
+void print_constants(std::ostream &out, const Results &res, const Constants &all,
+		     const Constants &kernel)
+{
+	out << "\n== constants (bytes; kernel_all, and in brackets the "
+	       "SUnreclaim + VmallocUsed + Percpu part)\n";
+	for (const auto &[k, v] : all) {
+		auto it = kernel.find(k);
+		out << "  " << std::left << std::setw(32) << k << std::right
+		    << std::fixed << std::setprecision(1) << std::setw(14) << v
+		    << "  " << std::setw(10) << human(v) << "  ["
+		    << (it == kernel.end() ? 0.0 : it->second) << "]\n";
+	}
+	for (const auto &n : res.notes)
+		out << "note: " << n << "\n";
+}
+
+void write_env(rv::json::Writer &w, const Opts &o, const Env &env)
+{
+	w.member("tool", "rv_sizing");
+	w.member("kernel", std::string(env.u.release));
+	w.member("machine", std::string(env.u.machine));
+	w.member("page_size", static_cast<i64>(::sysconf(_SC_PAGESIZE)));
+	w.member("settle_ms", o.settle_ms);
+	w.member("nodes", static_cast<i64>(env.nodes.size()));
+	w.member("device", env.nodes.front().dev);
+	w.key("device_attrs").begin_object();
+	w.member("max_qp", env.attrs.max_qp);
+	w.member("max_qp_wr", env.attrs.max_qp_wr);
+	w.member("max_cqe", env.attrs.max_cqe);
+	w.member("max_cq", env.attrs.max_cq);
+	w.member("max_mr", env.attrs.max_mr);
+	w.end_object();
+	w.key("module_params").begin_object();
+	for (const auto &[k, v] : env.params)
+		w.member(k, v);
+	w.end_object();
+}
+
+void write_constants(rv::json::Writer &w, const char *key, const Constants &c)
+{
+	w.key(key).begin_object();
+	for (const auto &[k, v] : c)
+		w.member(k, v);
+	w.end_object();
+}
+
+std::string to_json(const Opts &o, const Env &env, const Results &res,
+		    const Constants &all, const Constants &kernel)
+{
+	rv::json::Writer w(2);
+	w.begin_object();
+	write_env(w, o, env);
+	w.member("metric", "kernel_all: MemTotal - MemFree - per-CPU free "
+		 "pages - Cached - Buffers - SwapCached - AnonPages - "
+		 "SReclaimable");
+	write_constants(w, "constants", all);
+	w.member("metric_kernel", "SUnreclaim + VmallocUsed + Percpu");
+	write_constants(w, "constants_kernel", kernel);
+	w.key("notes").begin_array();
+	for (const auto &n : res.notes)
+		w.value(n);
+	w.end_array();
+	w.key("series").begin_array();
+	for (const auto &s : res.series)
+		write_series(w, s);
+	w.end_array();
+	w.end_object();
+	return w.str();
+}
+
+// Runs the series o asks for.
+void run_series(const Opts &o, const std::vector<NodeInfo> &nodes, Results &res)
+{
+	if (o.want("attach"))
+		exp_attach(o, nodes, res);
+	if (o.want("conn"))
+		exp_conn(o, nodes, res);
+	if (o.want("mr"))
+		exp_mr(o, nodes, res);
+	if (o.want("userqp"))
+		exp_userqp(o, nodes, res);
+}
+
+// The JSON object on stdout (--json) and in --json-file; false if the
+// file could not be written.
+bool write_json(const Opts &o, const std::string &j)
+{
+	if (o.json)
+		std::cout << j << "\n" << std::flush;
+	if (o.json_file.empty())
+		return true;
+	std::ofstream f(o.json_file, std::ios::trunc);
+	f << j << "\n";
+	f.close();
+	if (!f) {
+		std::cerr << prog << ": cannot write " << o.json_file << "\n";
+		return false;
+	}
+	o.text() << "wrote " << o.json_file << "\n";
+	return true;
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	const Opts o = parse(argc, argv);
-	if (::geteuid() != 0)
-		usage("needs root (slabinfo, rdma res)");
-	const std::vector<NodeInfo> nodes = discover_nodes();
-	utsname u{};
-	::uname(&u);
-	const DevAttrs attrs = query_dev(nodes.front().dev);
-	std::map<std::string, std::string> params;
-	for (const char *p : {"num_conn", "q_depth", "mr_cache_size",
-			      "mr_cache_size_gpu", "service_id"})
-		params[p] = read_line(std::string("/sys/module/rv/parameters/") + p);
-	if (params["num_conn"].empty())
-		usage("rv is not loaded");
-
-	std::cout << "rv_sizing: kernel " << u.release << ", " << nodes.size()
-		  << " rxe nodes, rv num_conn=" << params["num_conn"]
-		  << " q_depth=" << params["q_depth"] << "; " << nodes.front().dev
-		  << " max_qp_wr=" << attrs.max_qp_wr << " max_cqe=" << attrs.max_cqe
-		  << "\nkernel = SUnreclaim + VmallocUsed + Percpu (bytes); deltas from "
-		     "each series' first point\n";
-
-	Results res;
+	Opts o;
+	if (auto rc = rv::cli::parse_command_line(prog, usage, parse, argc, argv, o))
+		return *rc;
 	try {
-		if (o.want("attach"))
-			exp_attach(o, nodes, res);
-		if (o.want("conn"))
-			exp_conn(o, nodes, res);
-		if (o.want("mr"))
-			exp_mr(o, nodes, res);
-		if (o.want("userqp"))
-			exp_userqp(o, nodes, res);
+		const Env env = probe_env();
+		print_env(o.text(), env);
+		Results res;
+		run_series(o, env.nodes, res);
+		const Constants all = derive(res, "kernel_all");
+		const Constants kernel = derive(res, "kernel");
+		print_constants(o.text(), res, all, kernel);
+		return write_json(o, to_json(o, env, res, all, kernel)) ? 0 : 1;
 	} catch (const std::exception &e) {
-		std::cerr << "rv_sizing: " << e.what() << "\n";
+		std::cerr << prog << ": " << e.what() << "\n";
 		return 1;
 	}
-
-	const auto constants = derive(res, "kernel_all");
-	const auto constants_kernel = derive(res, "kernel");
-	std::cout << "\n== constants (bytes; kernel_all, and in brackets the "
-		     "SUnreclaim + VmallocUsed + Percpu part)\n";
-	for (const auto &[k, v] : constants) {
-		auto it = constants_kernel.find(k);
-		std::cout << "  " << std::left << std::setw(32) << k << std::right
-			  << std::fixed << std::setprecision(1) << std::setw(14) << v
-			  << "  " << std::setw(10) << human(v) << "  ["
-			  << (it == constants_kernel.end() ? 0.0 : it->second) << "]\n";
-	}
-	for (const auto &n : res.notes)
-		std::cout << "note: " << n << "\n";
-
-	if (!o.json.empty()) {
-		rv::json::Writer w(2);
-		w.begin_object();
-		w.member("tool", "rv_sizing");
-		w.member("kernel", std::string(u.release));
-		w.member("machine", std::string(u.machine));
-		w.member("page_size", static_cast<i64>(::sysconf(_SC_PAGESIZE)));
-		w.member("settle_ms", o.settle_ms);
-		w.member("nodes", static_cast<i64>(nodes.size()));
-		w.member("device", nodes.front().dev);
-		w.key("device_attrs").begin_object();
-		w.member("max_qp", attrs.max_qp);
-		w.member("max_qp_wr", attrs.max_qp_wr);
-		w.member("max_cqe", attrs.max_cqe);
-		w.member("max_cq", attrs.max_cq);
-		w.member("max_mr", attrs.max_mr);
-		w.end_object();
-		w.key("module_params").begin_object();
-		for (const auto &[k, v] : params)
-			w.member(k, v);
-		w.end_object();
-		w.member("metric", "kernel_all: MemTotal - MemFree - per-CPU free "
-			 "pages - Cached - Buffers - SwapCached - AnonPages - "
-			 "SReclaimable");
-		w.key("constants").begin_object();
-		for (const auto &[k, v] : constants)
-			w.member(k, v);
-		w.end_object();
-		w.member("metric_kernel", "SUnreclaim + VmallocUsed + Percpu");
-		w.key("constants_kernel").begin_object();
-		for (const auto &[k, v] : constants_kernel)
-			w.member(k, v);
-		w.end_object();
-		w.key("notes").begin_array();
-		for (const auto &n : res.notes)
-			w.value(n);
-		w.end_array();
-		w.key("series").begin_array();
-		for (const auto &s : res.series)
-			write_series(w, s);
-		w.end_array();
-		w.end_object();
-		std::ofstream f(o.json, std::ios::trunc);
-		f << w.str() << "\n";
-		if (!f)
-			std::cerr << "rv_sizing: cannot write " << o.json << "\n";
-		else
-			std::cout << "wrote " << o.json << "\n";
-	}
-	return 0;
 }

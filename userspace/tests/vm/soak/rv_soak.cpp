@@ -51,13 +51,8 @@ using namespace rv::soak;
 int main(int argc, char **argv)
 {
 	Options o;
-	try {
-		o = parse(argc, argv);
-	} catch (const UsageError &e) {
-		std::fprintf(stderr, "%s: %s\n", prog, e.what());
-		usage(stderr);
-		return 2;
-	}
+	if (auto rc = rv::cli::parse_command_line(prog, usage, parse, argc, argv, o))
+		return *rc;
 	try {
 		Controller c(o);
 		const int rc = c.run();

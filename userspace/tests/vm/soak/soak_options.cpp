@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 //
-// rv_soak: the options (usage, parsing, the number parsers).
+// rv_soak: the options (usage and the option table, tools/cli.hpp).
 #include "soak_options.hpp"
 
-#include <cerrno>
-#include <cmath>
 #include <cstdlib>
 #include <string>
-
-#include <getopt.h>
+#include <vector>
 
 #include <rv/rdma_sysfs.hpp>
 
-#include "getopt_error.hpp"
 #include "soak.hpp"
 
 namespace rv::soak {
@@ -70,176 +66,57 @@ void usage(FILE *f)
 
 namespace {
 
-double number_arg(const char *what, const char *arg, double min, double max)
+// The options of the flaps and of two VMs.
+std::vector<rv::cli::Option> flap_and_vm_options(Options &o)
 {
-	char *end = nullptr;
-	errno = 0;
-	const double v = std::strtod(arg, &end);
-	if (!*arg || *end || errno || !std::isfinite(v) || v < min || v > max)
-		throw UsageError(std::string("invalid ") + what + " '" + arg + "'");
-	return v;
+	return {
+		rv::cli::seconds("flap-interval", 'f', o.flap_interval, 0, 3600),
+		rv::cli::number("flap-down", 0, o.flap_down_ms, 100, 600000),
+		rv::cli::number("flap-down-min", 0, o.flap_down_min_ms, 100, 600000),
+		rv::cli::number("flap-node", 0, o.flap_node, 0, 1),
+		rv::cli::value("flap-mode", 0, [&o](std::string_view v) {
+			if (v != "link" && v != "drop")
+				throw rv::cli::UsageError("invalid --flap-mode '" + std::string(v) +
+							  "' (link or drop)");
+			o.flap_drop = v == "drop";
+		}),
+		rv::cli::value("two-vm", 0, [&o](std::string_view v) {
+			if (v != "a" && v != "b")
+				throw rv::cli::UsageError("invalid --two-vm '" + std::string(v) +
+							  "' (a or b)");
+			o.role = v[0];
+		}),
+		rv::cli::value("peer-ip", 0, [&o](std::string_view v) {
+			if (!rv::parse_ipv4(std::string(v)))
+				throw rv::cli::UsageError("invalid --peer-ip '" + std::string(v) + "'");
+			o.peer_ip = v;
+		}),
+		rv::cli::number("control-port", 0, o.control_port, 1, 65535),
+		rv::cli::number("peer-timeout", 0, o.peer_timeout, 10, 3600),
+	};
 }
 
-std::uint64_t count_arg(const char *what, const char *arg, std::uint64_t min,
-			std::uint64_t max)
+// What is sent, and how the run ends.
+std::vector<rv::cli::Option> traffic_options(Options &o)
 {
-	char *end = nullptr;
-	errno = 0;
-	const unsigned long long v = std::strtoull(arg, &end, 0);
-	if (!*arg || *end || errno || *arg == '-' || v < min || v > max)
-		throw UsageError(std::string("invalid ") + what + " '" + arg + "'");
-	return v;
+	return {
+		rv::cli::seconds("seconds", 's', o.seconds, 1, 86400),
+		rv::cli::number("procs-per-node", 'n', o.procs, 1, 64),
+		rv::cli::number("seed", 0, o.seed),
+		rv::cli::number("slots", 0, o.slots, 1, 64),
+		rv::cli::number("window", 0, o.window, 1, 64),
+		rv::cli::size("max-size", 0, o.max_size, 1, max_message),
+		rv::cli::number("churn", 0, o.churn, 0, 100),
+		rv::cli::number("reconnect-timeout", 0, o.reconnect_timeout, 1, 3600),
+		rv::cli::number("drain-timeout", 0, o.drain_timeout, 1, 3600),
+		rv::cli::flag("json", 'j', o.json),
+		rv::cli::flag("quiet", 'q', o.quiet),
+	};
 }
 
-enum : int {
-	opt_flap_down = 0x100,
-	opt_flap_down_min,
-	opt_flap_node,
-	opt_flap_mode,
-	opt_seed,
-	opt_slots,
-	opt_window,
-	opt_max_size,
-	opt_churn,
-	opt_reconnect_timeout,
-	opt_drain_timeout,
-	opt_two_vm,
-	opt_peer_ip,
-	opt_control_port,
-	opt_peer_timeout,
-};
-
-const option longopts[] = {
-	{"seconds", required_argument, nullptr, 's'},
-	{"procs-per-node", required_argument, nullptr, 'n'},
-	{"flap-interval", required_argument, nullptr, 'f'},
-	{"flap-down", required_argument, nullptr, opt_flap_down},
-	{"flap-down-min", required_argument, nullptr, opt_flap_down_min},
-	{"flap-node", required_argument, nullptr, opt_flap_node},
-	{"flap-mode", required_argument, nullptr, opt_flap_mode},
-	{"seed", required_argument, nullptr, opt_seed},
-	{"slots", required_argument, nullptr, opt_slots},
-	{"window", required_argument, nullptr, opt_window},
-	{"max-size", required_argument, nullptr, opt_max_size},
-	{"churn", required_argument, nullptr, opt_churn},
-	{"reconnect-timeout", required_argument, nullptr, opt_reconnect_timeout},
-	{"drain-timeout", required_argument, nullptr, opt_drain_timeout},
-	{"two-vm", required_argument, nullptr, opt_two_vm},
-	{"peer-ip", required_argument, nullptr, opt_peer_ip},
-	{"control-port", required_argument, nullptr, opt_control_port},
-	{"peer-timeout", required_argument, nullptr, opt_peer_timeout},
-	{"json", no_argument, nullptr, 'j'},
-	{"quiet", no_argument, nullptr, 'q'},
-	{"help", no_argument, nullptr, 'h'},
-	{nullptr, 0, nullptr, 0},
-};
-
-unsigned uint_arg(const char *what, const char *arg, std::uint64_t min, std::uint64_t max)
+// The defaults that depend on other options.
+void finish(Options &o)
 {
-	return static_cast<unsigned>(count_arg(what, arg, min, max));
-}
-
-// The options of the flaps and of two VMs; false if c is none of them.
-bool parse_flap_or_vm(int c, const char *arg, Options &o)
-{
-	switch (c) {
-	case 'f':
-		o.flap_interval = number_arg("--flap-interval", arg, 0, 3600);
-		return true;
-	case opt_flap_down:
-		o.flap_down_ms = uint_arg("--flap-down", arg, 100, 600000);
-		return true;
-	case opt_flap_down_min:
-		o.flap_down_min_ms = uint_arg("--flap-down-min", arg, 100, 600000);
-		return true;
-	case opt_flap_node:
-		o.flap_node = uint_arg("--flap-node", arg, 0, 1);
-		return true;
-	case opt_flap_mode:
-		if (std::string(arg) != "link" && std::string(arg) != "drop")
-			throw UsageError(std::string("invalid --flap-mode '") + arg + "'");
-		o.flap_drop = std::string(arg) == "drop";
-		return true;
-	case opt_two_vm:
-		if (std::string(arg) != "a" && std::string(arg) != "b")
-			throw UsageError(std::string("invalid --two-vm '") + arg + "' (a or b)");
-		o.role = arg[0];
-		return true;
-	case opt_peer_ip:
-		if (!rv::parse_ipv4(arg))
-			throw UsageError(std::string("invalid --peer-ip '") + arg + "'");
-		o.peer_ip = arg;
-		return true;
-	case opt_control_port:
-		o.control_port = static_cast<std::uint16_t>(
-			count_arg("--control-port", arg, 1, 65535));
-		return true;
-	case opt_peer_timeout:
-		o.peer_timeout = uint_arg("--peer-timeout", arg, 10, 3600);
-		return true;
-	default:
-		return false;
-	}
-}
-
-void parse_option(int c, const char *arg, char **argv, Options &o)
-{
-	if (parse_flap_or_vm(c, arg, o))
-		return;
-	switch (c) {
-	case 's':
-		o.seconds = number_arg("--seconds", arg, 1, 86400);
-		break;
-	case 'n':
-		o.procs = uint_arg("--procs-per-node", arg, 1, 64);
-		break;
-	case opt_seed:
-		o.seed = count_arg("--seed", arg, 0, UINT64_MAX);
-		break;
-	case opt_slots:
-		o.slots = uint_arg("--slots", arg, 1, 64);
-		break;
-	case opt_window:
-		o.window = uint_arg("--window", arg, 1, 64);
-		break;
-	case opt_max_size:
-		o.max_size = count_arg("--max-size", arg, 1, max_message);
-		break;
-	case opt_churn:
-		o.churn = uint_arg("--churn", arg, 0, 100);
-		break;
-	case opt_reconnect_timeout:
-		o.reconnect_timeout = uint_arg("--reconnect-timeout", arg, 1, 3600);
-		break;
-	case opt_drain_timeout:
-		o.drain_timeout = uint_arg("--drain-timeout", arg, 1, 3600);
-		break;
-	case 'j':
-		o.json = true;
-		break;
-	case 'q':
-		o.quiet = true;
-		break;
-	case 'h':
-		usage(stdout);
-		std::exit(std::fflush(stdout) == 0 ? 0 : 1);
-	default:
-		throw UsageError(rv::tools::getopt_error(c, argv));
-	}
-}
-
-} // namespace
-
-Options parse(int argc, char **argv)
-{
-	Options o;
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:n:f:jqh", longopts, nullptr)) != -1)
-		parse_option(c, optarg, argv, o);
-	if (auto extra = rv::tools::extra_argument(argc, argv))
-		throw UsageError(*extra);
 	if (!o.flap_down_ms)
 		o.flap_down_ms = o.flap_drop ? 12000 : 5000;
 	if (!o.flap_down_min_ms || o.flap_down_min_ms > o.flap_down_ms)
@@ -250,7 +127,19 @@ Options parse(int argc, char **argv)
 			throw UsageError("--two-vm needs --peer-ip (or RV_PEER_IP)");
 		o.peer_ip = env;
 	}
-	return o;
+}
+
+} // namespace
+
+rv::cli::Parsed parse(int argc, char **argv, Options &o)
+{
+	std::vector<rv::cli::Option> options = traffic_options(o);
+	for (auto &opt : flap_and_vm_options(o))
+		options.push_back(std::move(opt));
+	if (rv::cli::parse(argc, argv, options) == rv::cli::Parsed::help)
+		return rv::cli::Parsed::help;
+	finish(o);
+	return rv::cli::Parsed::run;
 }
 
 } // namespace rv::soak

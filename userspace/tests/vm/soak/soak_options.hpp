@@ -6,19 +6,15 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <string>
-#include <utility>
+
+#include "cli.hpp"
 
 namespace rv::soak {
 
 inline constexpr const char *prog = "rv_soak";
 
-struct UsageError : std::exception {
-	explicit UsageError(std::string m) : msg(std::move(m)) {}
-	const char *what() const noexcept override { return msg.c_str(); }
-	std::string msg;
-};
+using UsageError = rv::cli::UsageError;
 
 struct Options {
 	double seconds = 30;
@@ -44,8 +40,8 @@ struct Options {
 };
 
 void usage(FILE *f);
-// The options; throws UsageError. --help prints the usage and exits.
-Options parse(int argc, char **argv);
+// The options into o; throws UsageError (rv::cli::parse_command_line()).
+rv::cli::Parsed parse(int argc, char **argv, Options &o);
 
 } // namespace rv::soak
 

@@ -6,7 +6,7 @@
 
 #include <rv/error.hpp>
 
-namespace rv::bench::verbs {
+namespace rv::verbs {
 
 namespace {
 
@@ -56,4 +56,20 @@ Mr reg_mr(ibv_pd &pd, void *addr, std::size_t len, unsigned int access)
 	return mr;
 }
 
-} // namespace rv::bench::verbs
+Cq create_cq(ibv_context &ctx, int cqe)
+{
+	Cq cq(ibv_create_cq(&ctx, cqe, nullptr, nullptr, 0));
+	if (!cq)
+		throw_errno(errno ? errno : ENOMEM, "ibv_create_cq");
+	return cq;
+}
+
+Qp create_qp(ibv_pd &pd, ibv_qp_init_attr &attr)
+{
+	Qp qp(ibv_create_qp(&pd, &attr));
+	if (!qp)
+		throw_errno(errno ? errno : ENOMEM, "ibv_create_qp");
+	return qp;
+}
+
+} // namespace rv::verbs
