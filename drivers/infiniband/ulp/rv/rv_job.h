@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ATTACH's request once checked, for rv_user.c (ATTACH), rv_job.c (the
- * job it joins) and the KUnit suite of ATTACH's checks (rv_job_test.c).
+ * job it joins) and the KUnit suite of ATTACH's checks (rv_attach_test.c).
  */
 #ifndef RV_JOB_H
 #define RV_JOB_H

@@ -173,7 +173,7 @@ Expect expect_query_r2(ArgAccess acc)
 	return unless_unwritable(may_succeed({}), acc);
 }
 
-// --- ATTACH (rv_job.c: rv_ioctl_attach, rv_attach_parse) -------------------
+// --- ATTACH (rv_user.c: rv_ioctl_attach, rv_attach_parse) ------------------
 
 // rv_attach_parse(): 0 or the errno of the first check that fails.
 int attach_parse_errno(const rv_attach_params_in &in, bool r5)

@@ -9,7 +9,7 @@
 #include "rv_job.h"
 
 /* What PSM3 sends by default (see the README). */
-static struct rv_attach_params_in rv_job_test_psm3(void)
+static struct rv_attach_params_in rv_attach_test_psm3(void)
 {
 	struct rv_attach_params_in in = {
 		.dev_name = "rxe0",
@@ -30,7 +30,7 @@ static struct rv_attach_params_in rv_job_test_psm3(void)
 	return in;
 }
 
-struct rv_job_test_case {
+struct rv_attach_test_case {
 	const char *name;
 	void (*change)(struct rv_attach_params_in *in);
 	bool r5;
@@ -82,7 +82,7 @@ RV_JOB_CHANGE(rv_job_hb_huge, in->reconnect_timeout = U32_MAX;
 RV_JOB_CHANGE(rv_job_no_recovery, in->reconnect_timeout = 0;
 	      in->hb_interval = U32_MAX)
 
-static const struct rv_job_test_case rv_job_test_cases_table[] = {
+static const struct rv_attach_test_case rv_attach_test_cases_table[] = {
 	{ "psm3 defaults", rv_job_none, false, 0 },
 	{ "resv1", rv_job_resv1, false, -EINVAL },
 	{ "resv2", rv_job_resv2, false, -EINVAL },
@@ -121,20 +121,20 @@ static const struct rv_job_test_case rv_job_test_cases_table[] = {
 	{ "no recovery, any hb_interval", rv_job_no_recovery, false, 0 },
 };
 
-static void rv_job_test_case_desc(const struct rv_job_test_case *t,
+static void rv_attach_test_case_desc(const struct rv_attach_test_case *t,
 				  char *desc)
 {
 	strscpy(desc, t->name, KUNIT_PARAM_DESC_SIZE);
 }
 
-KUNIT_ARRAY_PARAM(rv_job_test_inputs, rv_job_test_cases_table,
-		  rv_job_test_case_desc);
+KUNIT_ARRAY_PARAM(rv_attach_test_inputs, rv_attach_test_cases_table,
+		  rv_attach_test_case_desc);
 
 /* Each input: the errno of the table, and nothing filled on a failure. */
-static void rv_job_test_parse(struct kunit *test)
+static void rv_attach_test_parse(struct kunit *test)
 {
-	const struct rv_job_test_case *t = test->param_value;
-	struct rv_attach_params_in in = rv_job_test_psm3();
+	const struct rv_attach_test_case *t = test->param_value;
+	struct rv_attach_params_in in = rv_attach_test_psm3();
 	struct rv_attach_req req, untouched;
 
 	t->change(&in);
@@ -146,10 +146,10 @@ static void rv_job_test_parse(struct kunit *test)
 }
 
 /* Zero means the module's default; the admin's bounds apply. */
-static void rv_job_test_defaults_and_policy(struct kunit *test)
+static void rv_attach_test_defaults_and_policy(struct kunit *test)
 {
 	const struct rv_params saved = rv_params;
-	struct rv_attach_params_in in = rv_job_test_psm3();
+	struct rv_attach_params_in in = rv_attach_test_psm3();
 	struct rv_attach_req req;
 
 	rv_params.num_conn = 6;
@@ -197,15 +197,15 @@ static void rv_job_test_defaults_and_policy(struct kunit *test)
 	rv_params = saved;
 }
 
-static struct kunit_case rv_job_test_cases[] = {
-	KUNIT_CASE_PARAM(rv_job_test_parse, rv_job_test_inputs_gen_params),
-	KUNIT_CASE(rv_job_test_defaults_and_policy),
+static struct kunit_case rv_attach_test_cases[] = {
+	KUNIT_CASE_PARAM(rv_attach_test_parse, rv_attach_test_inputs_gen_params),
+	KUNIT_CASE(rv_attach_test_defaults_and_policy),
 	{}
 };
 
-static struct kunit_suite rv_job_test_suite = {
+static struct kunit_suite rv_attach_test_suite = {
 	.name = "rv_attach",
-	.test_cases = rv_job_test_cases,
+	.test_cases = rv_attach_test_cases,
 };
 
-kunit_test_suite(rv_job_test_suite);
+kunit_test_suite(rv_attach_test_suite);
