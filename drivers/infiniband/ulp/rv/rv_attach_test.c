@@ -122,7 +122,7 @@ static const struct rv_attach_test_case rv_attach_test_cases_table[] = {
 };
 
 static void rv_attach_test_case_desc(const struct rv_attach_test_case *t,
-				  char *desc)
+				     char *desc)
 {
 	strscpy(desc, t->name, KUNIT_PARAM_DESC_SIZE);
 }
