@@ -4,7 +4,8 @@
 # Kernel code tier: rv.ko builds with W=1 and -Werror and sparse finds
 # nothing, for each kernel of tools/testing/kernels.sh (6.1 and 6.12), and
 # checkpatch.pl --strict (from Debian's linux-source-6.1)
-# finds nothing in any tracked kernel source or uAPI header. TAP output;
+# finds nothing in any tracked kernel source or uAPI header, and no two
+# of the module's source files call each other in a circle. TAP output;
 # progress ("# check-kernel: [+N s] ...", the total at the end) on stderr.
 set -uo pipefail
 
@@ -38,10 +39,36 @@ clean() {
 	fi
 }
 
+# The circle check first shows that it finds one: a.c and b.c call each
+# other, c.c calls a.c.
+circles=$build/call-circles
+rm -rf "$circles" && mkdir -p "$circles"
+printf 'void b(void);\nvoid a(void) { b(); }\n' >"$circles/a.c"
+printf 'void a(void);\nvoid b(void) { a(); }\n' >"$circles/b.c"
+printf 'void a(void);\nvoid c(void) { a(); }\n' >"$circles/c.c"
+(cd "$circles" && gcc -c a.c b.c c.c)
+out=$(tools/testing/call-circles.py "$circles")
+rc=$?
+rm "$circles/b.o"
+if [ "$rc" = 1 ] && [ "$out" = "circle: a.o b.o" ] &&
+   tools/testing/call-circles.py "$circles" >/dev/null; then
+	ok "call-circles.py finds a circle of two files, and none without it"
+else
+	not_ok "call-circles.py finds a circle of two files, and none without it"
+	indent <<<"exit $rc: $out"
+fi
+
 for k in "${kvers[@]}"; do
 	clean modules "$k" "rv.ko builds warning-free for $k (W=1, -Werror)"
 	# C=2 runs sparse over every file, rebuilt or not.
 	clean sparse "$k" "sparse (make C=2) clean for $k"
+	objs=$build/modules/$k/src/drivers/infiniband/ulp/rv
+	if out=$(tools/testing/call-circles.py "$objs" 2>&1); then
+		ok "no circle in the calls between rv's source files for $k"
+	else
+		not_ok "no circle in the calls between rv's source files for $k"
+		indent <<<"$out"
+	fi
 done
 
 cp=$build/checkpatch/checkpatch.pl
