@@ -200,7 +200,7 @@ static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
 
 err:
 	while (i-- > 0)
-		rv_sconn_ctx_free(&conn->sconn[i]);
+		rv_sconn_uninit(&conn->sconn[i]);
 	kfree(conn);
 	return ERR_PTR(ret);
 }

@@ -567,6 +567,12 @@ void rv_sconn_close(struct rv_sconn *s)
 {
 	rv_sconn_stop(s, RV_SCONN_CLOSING);
 	cancel_delayed_work_sync(&s->work);
+	rv_sconn_uninit(s);
+}
+
+/* Undo rv_sconn_init(): the QP never started, or has stopped for good. */
+void rv_sconn_uninit(struct rv_sconn *s)
+{
 	rv_sconn_ctx_free(s);
 	mutex_destroy(&s->mutex);
 }

@@ -176,6 +176,7 @@ static inline void rv_sconn_lost(struct rv_sconn *s)
 
 /* rv_sconn.c: the events of the state machine */
 int rv_sconn_init(struct rv_sconn *s, struct rv_conn *conn, u8 index);
+void rv_sconn_uninit(struct rv_sconn *s);
 int rv_sconn_prepare(struct rv_sconn *s);
 void rv_sconn_unprepare(struct rv_sconn *s);
 void rv_sconn_start(struct rv_sconn *s);
