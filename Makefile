@@ -100,8 +100,8 @@ fuzz: deps modules userspace
 
 # The long soak: two VMs (vm-run --two-vm, one rxe each), VM b's link
 # going down and up for real (ip link) by default; SOAK_BED=one-vm: the two
-# rxe nodes of one VM instead. make check runs 30 s of the one-VM soak
-# with packet drops (selftests/rv/vm-suite.sh soak).
+# rxe nodes of one VM instead. make check runs 30 s of the same two-VM
+# soak with link flaps (selftests/rv/vm-suite.sh soak-2vm).
 SOAK_SECONDS ?= 300
 SOAK_FLAP_MODE ?= link
 SOAK_BED ?= two-vm
