@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include <rv/error.hpp>
-#include <rv/rdma_sysfs.hpp>
+#include <rv/gid.hpp>
 #include <rv/unique_fd.hpp>
 
 namespace rv::debugfs {

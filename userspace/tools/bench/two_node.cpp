@@ -166,8 +166,7 @@ public:
 	Node(const NodeConfig &cfg, const JobKey &key, std::uint32_t cq_entries)
 		: cfg_(cfg), dev_(cfg.rv_path)
 	{
-		const RdmaSysfs sysfs(cfg.sysfs);
-		params_ = AttachParams::for_roce(cfg.device, cfg.port, {}, sysfs);
+		params_ = AttachParams::for_roce(cfg.device, cfg.port, {}, cfg.sysfs);
 		params_.job_key = key;
 		params_.num_conn = cfg.num_conn;
 		params_.index_bits = cfg.index_bits;
