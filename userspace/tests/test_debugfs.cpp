@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <rv/debugfs.hpp>
+#include <toolkit/debugfs.hpp>
 
 #include "support/subprocess.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 //
-// rv::RdmaSysfs over a fake /sys/class/infiniband tree, and the GID and
-// IPv4 helpers.
+// rv::RdmaSysfs and rv::GidTable over a fake /sys/class/infiniband tree,
+// and the GID and IPv4 helpers.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,7 +12,10 @@
 
 #include <unistd.h>
 
-#include <rv/rdma_sysfs.hpp>
+#include <rv/attach.hpp>
+#include <rv/roce_gid.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 namespace fs = std::filesystem;
 
@@ -152,7 +155,17 @@ TEST_F(FakeSysfs, FindsTheRoceV2Ipv4Gid)
 	}
 	EXPECT_THROW((void)s.find_roce_v2_ipv4_gid("mlx0", 1), std::system_error);
 
-	// AttachParams::for_roce() uses it.
+	// librv's own GidTable, which RdmaSysfs hands these to, and
+	// AttachParams::for_roce(), which uses it.
+	const rv::GidTable t("rxe0", 1, root_);
+	EXPECT_EQ(t.size(), 6u);
+	EXPECT_EQ(t.find_roce_v2_ipv4(0x0a4d0105).index, 5);
+	rv::AttachParams p = rv::AttachParams::for_roce("rxe0", 1, {}, root_);
+	EXPECT_EQ(p.dev_name, "rxe0");
+	EXPECT_EQ(p.loc_gid_index, 3);
+	EXPECT_EQ(p.loc_gid, rv::ipv4_mapped_gid(0x0a4d0101));
+	EXPECT_EQ(p.loc_addr, 0x0a4d0101u);
+
 	try {
 		(void)s.port_state("nope", 1);
 		ADD_FAILURE();

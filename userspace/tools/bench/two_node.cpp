@@ -12,14 +12,15 @@
 
 #include <sched.h>
 
-#include <rv/debugfs.hpp>
 #include <rv/device.hpp>
 #include <rv/error.hpp>
 #include <rv/event_ring.hpp>
 #include <rv/ioctl.hpp>
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
-#include <rv/rdma_sysfs.hpp>
+
+#include <toolkit/debugfs.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "pattern.hpp"
 #include "verbs.hpp"

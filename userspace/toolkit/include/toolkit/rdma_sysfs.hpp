@@ -8,8 +8,8 @@
 //	hw_counters/NAME   a packet counter, e.g. rcvd_pkts
 //
 // The root directory is a parameter so that tests can use a fake tree.
-#ifndef RV_RDMA_SYSFS_HPP
-#define RV_RDMA_SYSFS_HPP
+#ifndef RV_TOOLKIT_RDMA_SYSFS_HPP
+#define RV_TOOLKIT_RDMA_SYSFS_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -109,4 +109,4 @@ private:
 
 } // namespace rv
 
-#endif // RV_RDMA_SYSFS_HPP
+#endif // RV_TOOLKIT_RDMA_SYSFS_HPP
