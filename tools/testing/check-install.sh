@@ -6,9 +6,12 @@
 # tree are left alone) and a scratch directory, never the machine's own
 # /usr or /lib/modules:
 #   - `make install DESTDIR=` puts every file in place, and nothing else;
+#   - librv is the ABI mirror alone: the tools' helpers (userspace/toolkit:
+#     JSON writer, debugfs and sysfs readers) are neither among its
+#     headers nor in librv.a, and every installed header compiles alone;
 #   - rv.pc (pkg-config) and the CMake package rv work: a C++20 program
-#     builds against the staged tree both ways and runs; a C11 program
-#     includes the staged <rdma/rv_user_ioctls.h>;
+#     that prepares an ATTACH builds against the staged tree both ways and
+#     runs; a C11 program includes the staged <rdma/rv_user_ioctls.h>;
 #   - the man pages render without groff warnings;
 #   - `modinfo -p rv.ko` gives every parameter's unit, range and default,
 #     as the README table, rv(4) and the modprobe.d example do;
@@ -154,6 +157,21 @@ extra=$(comm -13 <(printf '%s\n' "${expected[@]}" | sort) \
 	<(cd "$stage" && find . -type f -o -type l | sed 's|^\.||' | sort))
 tap_is "no other files installed" "$extra" ""
 
+# The tools' helpers stay in the build tree: no header of theirs, no
+# symbol of theirs in librv.a (rv::GidTable, which is librv's, shows that
+# nm reads the archive).
+tap_is "the tools' helpers' headers are not installed" \
+	"$(cd "$stage" && find . \( -name json.hpp -o -name debugfs.hpp \
+		-o -name rdma_sysfs.hpp -o -name toolkit \) | sed 's|^\.||')" ""
+syms=$(nm -C --defined-only "$stage$libdir/librv.a" 2>&1)
+if ! grep -q 'rv::GidTable::find_roce_v2_ipv4' <<<"$syms"; then
+	tap_not_ok "librv.a holds none of the tools' helpers" \
+		"nm found no rv::GidTable in librv.a: $(head -n 3 <<<"$syms")"
+else
+	tap_is "librv.a holds none of the tools' helpers" \
+		"$(grep -E 'rv::(json|debugfs)::|rv::RdmaSysfs|rv::PortState' <<<"$syms")" ""
+fi
+
 # shellcheck disable=SC2016 # $1 is bash -c's
 tap_check "rvinfo, rvstat and rvbench are executable and run (--help)" \
 	bash -c '"$1/rvinfo" --help >/dev/null && "$1/rvstat" --help >/dev/null &&
@@ -188,11 +206,29 @@ cat >"$consumer/consumer.cpp" <<'EOF'
 #include <iostream>
 #include <system_error>
 
+#include <rv/attach.hpp>
 #include <rv/device.hpp>
+#include <rv/gid.hpp>
 #include <rv/version.hpp>
 
 int main()
 {
+	// What ATTACH takes, filled by hand and from a port's GID table.
+	rv::AttachParams p;
+	p.dev_name = "rxe0";
+	p.loc_gid = rv::ipv4_mapped_gid(0x0a000001);
+	p.loc_addr = rv::gid_ipv4(p.loc_gid);
+	p.job_key = rv::random_job_key();
+	if (p.to_uapi().loc_addr != 0x0a000001)
+		return 1;
+	try {
+		(void)rv::AttachParams::for_roce("rxe0", 1, {}, "/nonexistent/ib");
+		return 1;
+	} catch (const std::system_error &e) {
+		if (e.code().value() != ENOENT)
+			return 1;
+	}
+
 	std::cout << rv::Version::header() << '\n';
 	try {
 		rv::Device dev("/nonexistent/rv");
@@ -206,6 +242,17 @@ want_abi=$(sed -n 's/^#define RV_ABI_VER_MAJOR[[:space:]]\{1,\}\([0-9]\{1,\}\).*
 	include/uapi/rdma/rv_user_ioctls.h).$(sed -n \
 	's/^#define RV_ABI_VER_MINOR[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' \
 	include/uapi/rdma/rv_user_ioctls.h)
+
+# Each installed header on its own: none needs a header that is not
+# installed.
+hdr_fail=()
+for h in "$stage$prefix"/include/rv/*.hpp; do
+	# shellcheck disable=SC2046 # word splitting of pkg-config's output
+	printf '#include <rv/%s>\n' "${h##*/}" |
+		g++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only -x c++ - \
+		$(pc --cflags rv) >>"$log/headers.log" 2>&1 || hdr_fail+=("${h##*/}")
+done
+tap_is "every installed header compiles alone" "${hdr_fail[*]}" ""
 
 # shellcheck disable=SC2046 # word splitting of pkg-config's output
 if tap_run "C++20 consumer builds with pkg-config's flags" \

@@ -33,9 +33,9 @@ JobKey random_job_key()
 AttachParams AttachParams::for_roce(const std::string &dev_name,
 				    unsigned port_num,
 				    std::optional<std::uint32_t> ipv4,
-				    const RdmaSysfs &sysfs)
+				    const std::filesystem::path &sysfs_root)
 {
-	RoceGid g = sysfs.find_roce_v2_ipv4_gid(dev_name, port_num, ipv4);
+	RoceGid g = GidTable(dev_name, port_num, sysfs_root).find_roce_v2_ipv4(ipv4);
 	AttachParams p;
 
 	p.dev_name = dev_name;

@@ -122,7 +122,7 @@ TEST(AttachParams, DeviceNameMustFit)
 
 TEST(AttachParams, ForRoceNeedsTheGid)
 {
-	rv::RdmaSysfs none("/nonexistent-rv-test");
+	const char *none = "/nonexistent-rv-test";
 	auto e = catch_system_error(
 		[&] { (void)rv::AttachParams::for_roce("rxe0", 1, {}, none); });
 	EXPECT_EQ(e.code().value(), ENOENT);

@@ -34,7 +34,7 @@
 #include <rv/event_ring.hpp>
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
-#include <rv/rdma_sysfs.hpp>
+#include <rv/gid.hpp>
 
 namespace {
 

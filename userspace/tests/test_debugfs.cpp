@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <rv/debugfs.hpp>
+#include <toolkit/debugfs.hpp>
 
 #include "support/subprocess.hpp"
 
@@ -163,6 +163,29 @@ TEST(Debugfs, LayoutTolerated)
 
 	EXPECT_TRUE(dbg::parse("", dbg::Table::procs, &w).empty());
 	EXPECT_TRUE(w.empty());
+}
+
+// The format is not stable: a line may lack every key but its ids, and
+// hold keys no reader knows; both parse without a warning.
+TEST(Debugfs, OnlyIdKeysRequired)
+{
+	std::vector<dbg::Warning> w;
+	const std::tuple<dbg::Table, const char *, std::size_t> lines[] = {
+		{dbg::Table::devices, "device=rxe0\n", 1},
+		{dbg::Table::jobs, "job=3\n", 1},
+		{dbg::Table::conns, "qp=0 conn=1 job=3\n", 3},
+		{dbg::Table::procs, "pid=1234 job=3 zz_new=1\n", 3},
+	};
+
+	for (const auto &[t, text, n] : lines) {
+		SCOPED_TRACE(text);
+		auto recs = dbg::parse(text, t, &w);
+		ASSERT_EQ(recs.size(), 1u);
+		EXPECT_EQ(recs[0].fields().size(), n);
+		EXPECT_FALSE(recs[0].has("state"));
+		EXPECT_EQ(recs[0].get_u64("cache_hit"), std::nullopt);
+	}
+	EXPECT_TRUE(w.empty()) << w.front().to_string();
 }
 
 TEST(Debugfs, MalformedLinesSkippedWithWarnings)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 #include <gtest/gtest.h>
 
-#include <rv/json.hpp>
+#include <toolkit/json.hpp>
 
 #include <cmath>
 #include <cstdint>

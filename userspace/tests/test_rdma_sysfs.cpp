@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 //
-// rv::RdmaSysfs over a fake /sys/class/infiniband tree, and the GID and
-// IPv4 helpers.
+// rv::RdmaSysfs (the toolkit's) and rv::GidTable (librv's) over a fake
+// /sys/class/infiniband tree.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,7 +12,10 @@
 
 #include <unistd.h>
 
-#include <rv/rdma_sysfs.hpp>
+#include <rv/attach.hpp>
+#include <rv/roce_gid.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 namespace fs = std::filesystem;
 
@@ -55,56 +58,6 @@ protected:
 constexpr const char *zero = "0000:0000:0000:0000:0000:0000:0000:0000";
 
 } // namespace
-
-TEST(Gid, HexDigit)
-{
-	EXPECT_EQ(rv::hex_digit('0'), 0);
-	EXPECT_EQ(rv::hex_digit('9'), 9);
-	EXPECT_EQ(rv::hex_digit('a'), 10);
-	EXPECT_EQ(rv::hex_digit('F'), 15);
-	for (char bad : {'g', 'G', '/', ':', '@', '`', ' ', '\0'})
-		EXPECT_EQ(rv::hex_digit(bad), -1) << static_cast<int>(bad);
-}
-
-TEST(Gid, ParseAndFormat)
-{
-	auto g = rv::parse_gid("fe80:0000:0000:0000:0250:56ff:FE9a:0001");
-	ASSERT_TRUE(g);
-	EXPECT_EQ((*g)[0], 0xfe);
-	EXPECT_EQ((*g)[1], 0x80);
-	EXPECT_EQ((*g)[12], 0xfe);
-	EXPECT_EQ((*g)[13], 0x9a);
-	EXPECT_EQ((*g)[15], 0x01);
-	EXPECT_EQ(rv::format_gid(*g), "fe80:0000:0000:0000:0250:56ff:fe9a:0001");
-
-	for (const char *bad : {"", "fe80::1", "fe80:0000:0000:0000:0250:56ff:fe9a",
-				"fe80:0000:0000:0000:0250:56ff:fe9a:00011",
-				"fe80-0000:0000:0000:0250:56ff:fe9a:0001",
-				"ge80:0000:0000:0000:0250:56ff:fe9a:0001"})
-		EXPECT_FALSE(rv::parse_gid(bad)) << bad;
-}
-
-TEST(Gid, Ipv4Mapped)
-{
-	rv::Gid g = rv::ipv4_mapped_gid(0x0a4d0102);
-	EXPECT_TRUE(rv::is_ipv4_mapped(g));
-	EXPECT_EQ(rv::format_gid(g), "0000:0000:0000:0000:0000:ffff:0a4d:0102");
-	EXPECT_EQ(rv::gid_ipv4(g), 0x0a4d0102u);
-	EXPECT_FALSE(rv::is_ipv4_mapped(*rv::parse_gid(zero)));
-	EXPECT_FALSE(rv::is_ipv4_mapped(
-		*rv::parse_gid("fe80:0000:0000:0000:0000:ffff:0a4d:0102")));
-}
-
-TEST(Ipv4, ParseAndFormat)
-{
-	EXPECT_EQ(rv::parse_ipv4("10.77.1.2"), 0x0a4d0102u);
-	EXPECT_EQ(rv::parse_ipv4("0.0.0.0"), 0u);
-	EXPECT_EQ(rv::parse_ipv4("255.255.255.255"), 0xffffffffu);
-	for (const char *bad : {"", "10.77.1", "10.77.1.2.3", "256.1.1.1",
-				"10.77.01.2", "10.77.1.2 ", "a.b.c.d", "10..1.2"})
-		EXPECT_FALSE(rv::parse_ipv4(bad)) << bad;
-	EXPECT_EQ(rv::format_ipv4(0x0a4d0102), "10.77.1.2");
-}
 
 TEST_F(FakeSysfs, FindsTheRoceV2Ipv4Gid)
 {
@@ -152,7 +105,17 @@ TEST_F(FakeSysfs, FindsTheRoceV2Ipv4Gid)
 	}
 	EXPECT_THROW((void)s.find_roce_v2_ipv4_gid("mlx0", 1), std::system_error);
 
-	// AttachParams::for_roce() uses it.
+	// librv's own GidTable, which RdmaSysfs hands these to, and
+	// AttachParams::for_roce(), which uses it.
+	const rv::GidTable t("rxe0", 1, root_);
+	EXPECT_EQ(t.size(), 6u);
+	EXPECT_EQ(t.find_roce_v2_ipv4(0x0a4d0105).index, 5);
+	rv::AttachParams p = rv::AttachParams::for_roce("rxe0", 1, {}, root_);
+	EXPECT_EQ(p.dev_name, "rxe0");
+	EXPECT_EQ(p.loc_gid_index, 3);
+	EXPECT_EQ(p.loc_gid, rv::ipv4_mapped_gid(0x0a4d0101));
+	EXPECT_EQ(p.loc_addr, 0x0a4d0101u);
+
 	try {
 		(void)s.port_state("nope", 1);
 		ADD_FAILURE();

@@ -476,6 +476,103 @@ TEST_F(RvStat, EmptyFiles)
 	}
 }
 
+// The debugfs format is not stable (docs/observability.md): a key rvstat
+// does not know changes nothing in its text, is passed through by
+// --json, and is never an error.
+TEST_F(RvStat, UnknownKeysTolerated)
+{
+	write("devices", "device=rxe0 jobs=1 zz_new=7\n");
+	write("jobs", "zz_first=x job=3 device=rxe0 port=1 zz_new=0x10\n");
+	write("conns", "job=3 conn=1 qp=0 state=connected zz_new=1\n");
+	write("procs", "job=3 pid=1234 zz_new= cache_hit=3\n");
+
+	ProcessResult r = run({});
+	ASSERT_TRUE(r.exited);
+	EXPECT_EQ(r.exit_code, 0) << r.err;
+	EXPECT_EQ(r.err, "");
+	EXPECT_THAT(r.out, Not(HasSubstr("zz_")));
+	EXPECT_THAT(r.out, HasSubstr("job 3: rxe0 port 1 gid_index -, uid -\n"));
+
+	JsonValue v = json({});
+	EXPECT_EQ(v.at("devices").at(std::size_t{0}).at("zz_new").as_uint(), 7u);
+	const JsonValue &j = v.at("jobs").at(std::size_t{0});
+	EXPECT_THAT(members(j), ElementsAre("zz_first", "job", "device", "port",
+					    "zz_new"));
+	EXPECT_EQ(j.at("zz_new").as_string(), "0x10");
+	EXPECT_EQ(v.at("conns").at(std::size_t{0}).at("zz_new").as_uint(), 1u);
+	EXPECT_EQ(v.at("procs").at(std::size_t{0}).at("zz_new").as_string(), "");
+}
+
+// A line with nothing but its ids (every other key removed by a later
+// module): shown with "-" in the text, the keys absent from --json, exit
+// status 0 and no warning.
+TEST_F(RvStat, MissingKeysShownAsAbsent)
+{
+	write("devices", "device=rxe0\n");
+	write("jobs", "job=3\n");
+	write("conns", "job=3 conn=1 qp=0\n");
+	write("procs", "job=3 pid=1234\n");
+
+	ProcessResult r = run({});
+	ASSERT_TRUE(r.exited);
+	EXPECT_EQ(r.exit_code, 0) << r.err;
+	EXPECT_EQ(r.err, "");
+	EXPECT_EQ(r.out,
+		  "Devices\n"
+		  "DEVICE  JOBS\n"
+		  "rxe0       -\n"
+		  "\n"
+		  "Jobs\n"
+		  "job 3: - port - gid_index -, uid -\n"
+		  "  job_key - service_id -\n"
+		  "  num_conn - index_bits - q_depth - reconnect_timeout -s "
+		  "hb_interval -ms\n"
+		  "  procs - conns -\n"
+		  "\n"
+		  "Connections\n"
+		  "job 3 conn 1: client, dgid - rem_addr -, users -\n"
+		  "  QP  STATE  QPN  OUTST  CONN_COUNT  RECOVERY  POST  POST_FAIL  "
+		  "POST_BYTES  CQE  CQE_FAIL  RECV  RECV_BYTES  RECV_FAIL\n"
+		  "   0  -        -      -           -         -     -          -  "
+		  "         -    -         -     -           -          -\n"
+		  "\n"
+		  "Processes\n"
+		  "PID   JOB  RV_INDEX  CONNS  RING  OVERFLOW\n"
+		  "1234    3         -      -     -         -\n"
+		  "\n"
+		  "MR cache\n"
+		  "PID   JOB  SIZE  LIMIT  COUNT  INUSE  HIT  MISS  HIT%  FULL  "
+		  "FAILED  EVICT  REMOVE\n"
+		  "1234    3     -      -      -      -    -     -     -     -  "
+		  "     -      -       -\n"
+		  "\n"
+		  "Write events\n"
+		  "PID   JOB  SEND_CQE  SEND_FAIL  SEND_BYTES  RECV_CQE  "
+		  "RECV_FAIL  RECV_BYTES\n"
+		  "1234    3         -          -           -         -  "
+		  "        -           -\n");
+
+	JsonValue v = json({});
+	EXPECT_THAT(members(v.at("devices").at(std::size_t{0})),
+		    ElementsAre("device"));
+	EXPECT_THAT(members(v.at("jobs").at(std::size_t{0})), ElementsAre("job"));
+	EXPECT_THAT(members(v.at("conns").at(std::size_t{0})),
+		    ElementsAre("job", "conn", "qp"));
+	EXPECT_THAT(members(v.at("procs").at(std::size_t{0})),
+		    ElementsAre("job", "pid"));
+
+	// --pid and --job still select by the ids; the job names no device,
+	// so none is selected with it.
+	r = run({"--pid", "1234"});
+	EXPECT_EQ(r.exit_code, 0) << r.err;
+	EXPECT_THAT(r.out, HasSubstr("job 3 conn 1: client"));
+	r = run({"--job", "3", "--json"});
+	EXPECT_EQ(r.exit_code, 0) << r.err;
+	v = JsonValue::parse(r.out);
+	EXPECT_EQ(v.at("jobs").size(), 1u);
+	EXPECT_EQ(v.at("devices").size(), 0u);
+}
+
 TEST_F(RvStat, MalformedLinesSkippedWithWarning)
 {
 	write("procs", std::string(procs_txt) + "job=3 pid=4321 junk\n" +

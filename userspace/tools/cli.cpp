@@ -9,7 +9,7 @@
 
 #include <getopt.h>
 
-#include <rv/debugfs.hpp>
+#include <toolkit/debugfs.hpp>
 
 namespace rv::cli {
 

@@ -13,8 +13,9 @@
 
 #include <rv/capability.hpp>
 #include <rv/device.hpp>
-#include <rv/json.hpp>
 #include <rv/version.hpp>
+
+#include <toolkit/json.hpp>
 
 #include "cli.hpp"
 

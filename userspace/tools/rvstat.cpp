@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include <rv/debugfs.hpp>
-#include <rv/json.hpp>
+#include <toolkit/debugfs.hpp>
+#include <toolkit/json.hpp>
 
 #include "cli.hpp"
 

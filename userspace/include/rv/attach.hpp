@@ -15,10 +15,12 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
-#include <rv/rdma_sysfs.hpp>
+#include <rv/gid.hpp>
+#include <rv/roce_gid.hpp>
 #include <rv/uapi.hpp>
 
 namespace rv {
@@ -62,12 +64,13 @@ struct AttachParams {
 
 	// PSM3's defaults for the RoCE port dev_name/port_num: the port's
 	// RoCE v2 IPv4-mapped GID (the one for ipv4 if given, else the
-	// first), its index and address (find_roce_v2_ipv4_gid()), and a
-	// random job key.
+	// first), its index and address (GidTable::find_roce_v2_ipv4(),
+	// under sysfs_root), and a random job key.
 	static AttachParams for_roce(const std::string &dev_name,
 				     unsigned port_num = 1,
 				     std::optional<std::uint32_t> ipv4 = {},
-				     const RdmaSysfs &sysfs = RdmaSysfs());
+				     const std::filesystem::path &sysfs_root =
+					     std::filesystem::path(rdma_sysfs_root));
 
 	// The structs the ioctls take, reserved fields zero. Throws
 	// std::system_error(ENAMETOOLONG) if dev_name does not fit with its

@@ -31,8 +31,8 @@
 #include <system_error>
 
 #include <rv/device.hpp>
+#include <rv/gid.hpp>
 #include <rv/memory_region.hpp>
-#include <rv/rdma_sysfs.hpp>
 #include <rv/uapi.hpp>
 
 namespace rv {

@@ -25,7 +25,8 @@
 #include <rv/error.hpp>
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
-#include <rv/rdma_sysfs.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "support/subprocess.hpp"
 

@@ -62,7 +62,8 @@
 #include <unistd.h>
 
 #include <rv/error.hpp>
-#include <rv/rdma_sysfs.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "cli.hpp"
 #include "conn_util.hpp"

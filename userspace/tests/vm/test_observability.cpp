@@ -27,8 +27,9 @@
 #include <unistd.h>
 
 #include <rv/connection.hpp>
-#include <rv/debugfs.hpp>
 #include <rv/mapping.hpp>
+
+#include <toolkit/debugfs.hpp>
 
 #include "../support/subprocess.hpp"
 #include "conn_util.hpp"

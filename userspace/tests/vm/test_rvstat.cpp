@@ -21,10 +21,11 @@
 #include <unistd.h>
 
 #include <rv/attach.hpp>
-#include <rv/debugfs.hpp>
 #include <rv/device.hpp>
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
+
+#include <toolkit/debugfs.hpp>
 
 #include "../support/json_value.hpp"
 #include "../support/subprocess.hpp"

@@ -23,7 +23,8 @@
 
 #include <rv/attach.hpp>
 #include <rv/device.hpp>
-#include <rv/rdma_sysfs.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 namespace rv::test {
 

@@ -13,8 +13,9 @@
 #include <vector>
 
 #include <rv/device.hpp>
-#include <rv/rdma_sysfs.hpp>
 #include <rv/uapi.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "bench/bench_util.hpp"
 #include "cli.hpp"

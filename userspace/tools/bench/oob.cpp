@@ -16,9 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rv/debugfs.hpp>
 #include <rv/error.hpp>
-#include <rv/rdma_sysfs.hpp>
+
+#include <toolkit/debugfs.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 namespace rv::bench::oob {
 

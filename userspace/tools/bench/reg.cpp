@@ -15,9 +15,10 @@
 #include <sys/mman.h>
 
 #include <rv/error.hpp>
-#include <rv/json.hpp>
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
+
+#include <toolkit/json.hpp>
 
 #include "bench/bench_util.hpp"
 #include "bench/command_line.hpp"

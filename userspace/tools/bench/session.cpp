@@ -33,7 +33,7 @@ Session open_session(const CommonOptions &o, std::uint32_t mr_cache_size_mb)
 {
 	const rv::RdmaSysfs sysfs(o.sysfs);
 	std::string device = o.device.empty() ? default_device(sysfs) : o.device;
-	rv::AttachParams p = rv::AttachParams::for_roce(device, o.port, {}, sysfs);
+	rv::AttachParams p = rv::AttachParams::for_roce(device, o.port, {}, sysfs.root());
 	p.cq_entries = 0;
 	p.mr_cache_size = mr_cache_size_mb;
 

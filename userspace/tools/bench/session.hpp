@@ -12,7 +12,8 @@
 #include <rv/attach.hpp>
 #include <rv/capability.hpp>
 #include <rv/device.hpp>
-#include <rv/rdma_sysfs.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "bench/bench_util.hpp"
 #include "bench/command_line.hpp"

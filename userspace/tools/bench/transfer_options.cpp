@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include <rv/rdma_sysfs.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "bench/oob.hpp"
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string_view>
 
-#include <rv/json.hpp>
-#include <rv/rdma_sysfs.hpp>
+#include <toolkit/json.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 namespace rvbench {
 

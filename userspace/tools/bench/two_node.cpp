@@ -12,14 +12,15 @@
 
 #include <sched.h>
 
-#include <rv/debugfs.hpp>
 #include <rv/device.hpp>
 #include <rv/error.hpp>
 #include <rv/event_ring.hpp>
 #include <rv/ioctl.hpp>
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
-#include <rv/rdma_sysfs.hpp>
+
+#include <toolkit/debugfs.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "pattern.hpp"
 #include "verbs.hpp"
@@ -166,8 +167,7 @@ public:
 	Node(const NodeConfig &cfg, const JobKey &key, std::uint32_t cq_entries)
 		: cfg_(cfg), dev_(cfg.rv_path)
 	{
-		const RdmaSysfs sysfs(cfg.sysfs);
-		params_ = AttachParams::for_roce(cfg.device, cfg.port, {}, sysfs);
+		params_ = AttachParams::for_roce(cfg.device, cfg.port, {}, cfg.sysfs);
 		params_.job_key = key;
 		params_.num_conn = cfg.num_conn;
 		params_.index_bits = cfg.index_bits;

@@ -15,7 +15,7 @@
 #include <string>
 #include <system_error>
 
-#include <rv/json.hpp>
+#include <toolkit/json.hpp>
 
 #include "cli.hpp"
 #include "sweep.hpp"

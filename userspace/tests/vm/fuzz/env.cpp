@@ -4,7 +4,7 @@
 #include <fstream>
 #include <string>
 
-#include <rv/rdma_sysfs.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 namespace rvfuzz {
 

@@ -8,7 +8,8 @@
 #include <type_traits>
 
 #include <rv/ioctl.hpp>
-#include <rv/json.hpp>
+
+#include <toolkit/json.hpp>
 
 #include "memory.hpp"
 

@@ -26,8 +26,9 @@
 #include <vector>
 
 #include <rv/mapping.hpp>
-#include <rv/rdma_sysfs.hpp>
 #include <rv/uapi.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "env.hpp"
 #include "memory.hpp"

@@ -71,11 +71,12 @@
 #include <rv/device.hpp>
 #include <rv/error.hpp>
 #include <rv/event_ring.hpp>
-#include <rv/json.hpp>
 #include <rv/mapping.hpp>
 #include <rv/memory_region.hpp>
-#include <rv/rdma_sysfs.hpp>
 #include <rv/uapi.hpp>
+
+#include <toolkit/json.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "cli.hpp"
 #include "verbs.hpp"

@@ -11,7 +11,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 
-#include <rv/rdma_sysfs.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 namespace rv::soak {
 

@@ -25,7 +25,8 @@
 
 #include <rv/attach.hpp>
 #include <rv/connection.hpp>
-#include <rv/json.hpp>
+
+#include <toolkit/json.hpp>
 
 #include "conn_util.hpp"
 #include "soak.hpp"

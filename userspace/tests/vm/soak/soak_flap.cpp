@@ -10,8 +10,9 @@
 #include <unistd.h>
 
 #include <rv/error.hpp>
-#include <rv/rdma_sysfs.hpp>
 #include <rv/unique_fd.hpp>
+
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "soak_controller.hpp"
 

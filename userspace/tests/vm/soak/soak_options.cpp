@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <rv/rdma_sysfs.hpp>
+#include <toolkit/rdma_sysfs.hpp>
 
 #include "soak.hpp"
 

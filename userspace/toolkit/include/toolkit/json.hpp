@@ -17,8 +17,8 @@
 // '"', '\\' and control characters are escaped, well-formed UTF-8 is
 // copied, and each byte that is not part of well-formed UTF-8 becomes
 // U+FFFD. Non-finite doubles are written as null.
-#ifndef RV_JSON_HPP
-#define RV_JSON_HPP
+#ifndef RV_TOOLKIT_JSON_HPP
+#define RV_TOOLKIT_JSON_HPP
 
 #include <concepts>
 #include <cstddef>
@@ -121,4 +121,4 @@ private:
 
 } // namespace rv::json
 
-#endif // RV_JSON_HPP
+#endif // RV_TOOLKIT_JSON_HPP

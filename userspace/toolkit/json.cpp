@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
-#include <rv/json.hpp>
+#include <toolkit/json.hpp>
 
 #include <charconv>
 #include <cmath>

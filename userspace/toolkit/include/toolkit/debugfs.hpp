@@ -9,9 +9,12 @@
 //			std::cout << p.u64_or("cache_count", 0) << '\n';
 //
 // Each file (devices, jobs, conns, procs) holds one object a line as
-// `key=value` fields separated by spaces. A Record keeps every field of
-// its line, in order, keys the reader does not know included; values
-// stay text, and get_u64() reads the numbers (decimal, or hex after 0x).
+// `key=value` fields separated by spaces. The format is not ABI: a later
+// module may add, rename or remove any key, so only the ids below are
+// required and callers treat every other key as optional. A Record keeps
+// every field of its line, in order, keys the reader does not know
+// included; values stay text, and get_u64() reads the numbers (decimal,
+// or hex after 0x).
 //
 // A line that is not such an object is skipped, never half-read, and
 // described in Snapshot::warnings: a field without '=' or with an empty
@@ -22,8 +25,8 @@
 // carrying the errno, what() naming the path: ENOENT when debugfs is not
 // mounted or rv is not loaded, EACCES for anyone but root. hint() says
 // what to do about it.
-#ifndef RV_DEBUGFS_HPP
-#define RV_DEBUGFS_HPP
+#ifndef RV_TOOLKIT_DEBUGFS_HPP
+#define RV_TOOLKIT_DEBUGFS_HPP
 
 #include <array>
 #include <cstdint>
@@ -147,4 +150,4 @@ struct Snapshot {
 
 } // namespace rv::debugfs
 
-#endif // RV_DEBUGFS_HPP
+#endif // RV_TOOLKIT_DEBUGFS_HPP

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
-#include <rv/debugfs.hpp>
+#include <toolkit/debugfs.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include <rv/error.hpp>
-#include <rv/rdma_sysfs.hpp>
+#include <rv/gid.hpp>
 #include <rv/unique_fd.hpp>
 
 namespace rv::debugfs {
