@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /sys/kernel/debug/rv/: the module's objects as they are now, one line
- * per object of `key=value` fields (docs/observability.md is the format's
- * contract; rvstat reads it). Objects are named by their ids, never by
- * address. Each file is produced under the locks of the objects it shows,
- * taken in the order of rv.h.
+ * per object of `key=value` fields (docs/observability.md describes them;
+ * rvstat reads them). For debugging, not ABI: a key may come or go.
+ * Objects are named by their ids, never by address. Each file is produced
+ * under the locks of the objects it shows, taken in the order of rv.h.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
