@@ -4,15 +4,25 @@
 # `make bench`, inside the test VM (vm-run --rxe 2): load rv and run
 #
 #   bench.sh [RVBENCH_ARGS...]   rvbench with these arguments (default: reg)
-#   bench.sh compare [--sizes LIST] [--bytes B] [--lat-sizes LIST]
-#                    [--lat-iters N]
+#   bench.sh compare [--sizes LIST] [--bytes B] [--qps Q] [--window N]
+#                    [--lat-sizes LIST] [--lat-iters N]
 #       rv against perftest on the two rxe nodes: rvbench bw and lat
 #       (client on the first node, server on the second), then ib_write_bw
 #       and ib_write_lat the same way round (server on the second node,
 #       RC, TCP out of band, no rdma_cm), one run per size; prints each
 #       tool's numbers and the ratios rvbench/perftest per size.
-#       Defaults: bw sizes 64K,256K,1M,4M with 16M per size, lat sizes 8,4K
-#       with 1000 iterations.
+#       bw runs twice per size: as it is (the receiver checks every byte
+#       and returns credits) and with --no-verify (no payload check, as
+#       ib_write_bw); both at rv num_conn Q against ib_write_bw -q Q, with
+#       the same writes in flight: rvbench's window counts the
+#       connection's writes, perftest's -t each QP's, so ib_write_bw gets
+#       -t W/Q (rounded up) where W is the window rvbench used (N, or less
+#       where its buffer has fewer slots: the table's "win"), and the same
+#       messages in total (perftest's -n is per QP: n/Q, n a multiple of
+#       Q, at least 5 Q). perftest's own defaults would be -q 1 -t 128.
+#       Defaults: bw sizes 64K,256K,1M,4M with 16M per size, Q 4 (rv's
+#       default num_conn), N 32 (rvbench's default window, a multiple of
+#       Q), lat sizes 8,4K with 1000 iterations.
 #
 # Prints numbers; asserts nothing about them (a wrong message or a failed
 # tool still makes the exit status non-zero).
@@ -41,17 +51,30 @@ shift
 
 bw_sizes=64K,256K,1M,4M
 bw_bytes=16M
+qps=4
+window=32
 lat_sizes=8,4K
 lat_iters=1000
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--sizes) bw_sizes=$2; shift 2 ;;
 	--bytes) bw_bytes=$2; shift 2 ;;
+	--qps) qps=$2; shift 2 ;;
+	--window) window=$2; shift 2 ;;
 	--lat-sizes) lat_sizes=$2; shift 2 ;;
 	--lat-iters) lat_iters=$2; shift 2 ;;
 	*) echo "bench.sh compare: unknown option $1" >&2; exit 2 ;;
 	esac
 done
+if ! [[ $qps =~ ^[0-9]+$ ]] || [ "$qps" -lt 1 ] || [ "$qps" -gt 16 ]; then
+	echo "bench.sh compare: --qps $qps: 1..16 (rv's RV_MAX_NUM_CONN)" >&2
+	exit 2
+fi
+if ! [[ $window =~ ^[0-9]+$ ]] || [ "$window" -lt 1 ] || [ "$window" -gt 4096 ] ||
+	[ $((window % qps)) -ne 0 ]; then
+	echo "bench.sh compare: --window $window: 1..4096, a multiple of --qps $qps" >&2
+	exit 2
+fi
 
 read -ra nodes <<<"${RV_NODES:-}"
 read -ra ips <<<"${RV_NODE_IPS:-}"
@@ -86,7 +109,7 @@ client=${nodes[0]} server=${nodes[1]}
 port=18600
 perftest() {
 	local tool=$1 size=$2 iters=$3 log=$4 spid rc=0 src=0 i
-	local common=(-F -s "$size" -n "$iters" -m 1024 -u 17)
+	local common=(-F -s "$size" -n "$iters" -m 1024 -u 17 "${@:5}")
 	port=$((port + 1))
 	timeout 300 "$tool" -d "$server" -x "${gidx[1]}" "${common[@]}" -p "$port" \
 		--source_ip "${ips[1]}" >"$log.server" 2>&1 &
@@ -113,16 +136,32 @@ perftest() {
 load_rv
 IFS=, read -ra bws <<<"$bw_sizes"
 IFS=, read -ra lats <<<"$lat_sizes"
-echo "== bw, $client -> $server: rvbench bw (every message checked), ib_write_bw"
+# The first result's field of an rvbench --json file.
+rv_field() {
+	"$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["results"][0][sys.argv[2]])' "$1" "$2"
+}
+
+echo "== bw, $client -> $server, $qps QPs, window $window: rvbench bw (every" \
+	"message checked), rvbench bw --no-verify, ib_write_bw -q $qps"
 for s in "${bws[@]}"; do
 	b=$(bytes "$s")
 	n=$(($(bytes "$bw_bytes") / b))
-	[ "$n" -ge 5 ] || n=5
-	"$rvbench" bw --loopback-nodes "$client,$server" --sizes "$b" --iters "$n" \
-		--json >"$out/rv-bw-$b.json"
+	# perftest wants at least 5 per QP
+	[ "$n" -ge $((5 * qps)) ] || n=$((5 * qps))
+	n=$(((n + qps - 1) / qps * qps))
+	rv=("$rvbench" bw --loopback-nodes "$client,$server" --sizes "$b" --iters "$n"
+		--num-conn "$qps" --window "$window" --json)
+	"${rv[@]}" >"$out/rv-bw-$b.json"
+	"${rv[@]}" --no-verify >"$out/rvnv-bw-$b.json"
+	# The window rvbench used; perftest's -t is per QP (and it takes at
+	# most -n of it).
+	win=$(rv_field "$out/rvnv-bw-$b.json" window)
+	depth=$(((win + qps - 1) / qps))
+	echo "$n $win $depth" >"$out/bw-$b.params"
 	r0=$(rxe_rcvd_pkts "$server")
-	perftest ib_write_bw "$b" "$n" "$out/pt-bw-$b"
-	echo "$b B x $n done (ib_write_bw: peer rcvd_pkts +$(($(rxe_rcvd_pkts "$server") - r0)))"
+	perftest ib_write_bw "$b" $((n / qps)) "$out/pt-bw-$b" -q "$qps" -t "$depth"
+	echo "$b B x $n done (window $win; ib_write_bw -q $qps -t $depth -n $((n / qps)):" \
+		"peer rcvd_pkts +$(($(rxe_rcvd_pkts "$server") - r0)))"
 done
 echo "== lat, $client -> $server: rvbench lat, ib_write_lat"
 for s in "${lats[@]}"; do
@@ -134,9 +173,10 @@ for s in "${lats[@]}"; do
 done
 
 echo "== rvbench / perftest"
-"$py" - "$out" "$bw_sizes" "$lat_sizes" <<-'EOF'
+"$py" - "$out" "$bw_sizes" "$lat_sizes" "$qps" <<-'EOF'
 	import json, os, sys
 	out = sys.argv[1]
+	qps = int(sys.argv[4])
 
 	def size(s):
 	    m = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:].upper(), 1)
@@ -152,19 +192,27 @@ echo "== rvbench / perftest"
 	def ratio(a, b):
 	    return "%.3f" % (a / b) if b else "-"
 
-	print("%9s %6s %10s %10s %7s %10s %10s %7s %6s %7s" % ("size", "msgs",
-	      "rv MB/s", "pt MB/s", "ratio", "rv Mmsg/s", "pt Mmsg/s", "ratio",
-	      "wrong", "rx pkts"))
+	def result(name):
+	    return json.load(open(os.path.join(out, name)))["results"][0]
+
+	print("%9s %6s %3s %4s %4s %10s %10s %10s %7s %7s %6s %11s" % ("size",
+	      "msgs", "QPs", "win", "pt t", "rv MB/s", "rv-nv MB/s", "pt MB/s",
+	      "rv/pt", "nv/pt", "wrong", "rx pkts"))
 	for s in sys.argv[2].split(","):
 	    b = size(s)
-	    r = json.load(open(os.path.join(out, "rv-bw-%d.json" % b)))["results"][0]
-	    # bytes, iterations, BW peak, BW average [MiB/s], MsgRate [Mpps]
+	    r = result("rv-bw-%d.json" % b)
+	    nv = result("rvnv-bw-%d.json" % b)
+	    n, w, t = open(os.path.join(out, "bw-%d.params" % b)).read().split()
+	    # bytes, iterations (of all QPs), BW peak, BW average [MiB/s], MsgRate
 	    pt = next(rows(os.path.join(out, "pt-bw-%d" % b)))
 	    mb = pt[3] * 1048576 / 1e6
-	    print("%9d %6d %10.1f %10.1f %7s %10.5f %10.5f %7s %6d %7s" % (b,
-	          r["messages"], r["mb_per_s"], mb, ratio(r["mb_per_s"], mb),
-	          r["mmsg_per_s"], pt[4], ratio(r["mmsg_per_s"], pt[4]),
-	          r["mismatches"], r["receiver_rcvd_pkts"]))
+	    print("%9d %6d %3d %4s %4s %10.1f %10.1f %10.1f %7s %7s %6d %5s/%-5s" % (b,
+	          r["messages"], qps, w, t, r["mb_per_s"], nv["mb_per_s"], mb,
+	          ratio(r["mb_per_s"], mb), ratio(nv["mb_per_s"], mb),
+	          r["mismatches"] + nv["mismatches"], r["receiver_rcvd_pkts"],
+	          nv["receiver_rcvd_pkts"]))
+	    if int(pt[1]) != r["messages"]:
+	        print("  (but ib_write_bw wrote %d messages)" % int(pt[1]))
 	print()
 	print("%9s %6s %10s %10s %7s %10s %10s %7s %6s" % ("size", "iters",
 	      "rv med us", "pt med us", "ratio", "rv p99 us", "pt p99 us", "ratio",
@@ -181,7 +229,11 @@ echo "== rvbench / perftest"
 	print("(ratios rvbench/perftest. bw: above 1 rv is faster; lat: above 1 rv is")
 	print(" slower. MB = 10^6 bytes (perftest's MiB/s converted); latencies are half")
 	print(" round trips, medians (perftest's t_typical) and 99th percentiles.")
-	print(" rvbench's receiver checks every message and returns credits; perftest's")
-	print(" does neither)")
+	print(" bw: rv = rvbench bw, whose receiver checks every byte; rv-nv = rvbench")
+	print(" bw --no-verify, whose receiver checks each write's completion, length")
+	print(" and sequence number only; both return credits. perftest's receiver")
+	print(" checks nothing. win: writes in flight over the connection (rvbench")
+	print(" --window, less where the buffer has fewer slots); pt t: ib_write_bw -t,")
+	print(" per QP, = win / QPs. rx pkts: the receiver's rcvd_pkts, rv / rv-nv)")
 	EOF
 rm -rf "$out"

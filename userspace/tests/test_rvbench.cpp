@@ -80,7 +80,8 @@ TEST(RvBench, TransferHelp)
 				"--iters", "--bytes", "--window", "--buffer",
 				"--timeout", "--job-key", "--num-conn", "--mtu",
 				"--json", "--device", "4K,8K,...,4M", "10^6",
-				"--progress[=S]", "--no-progress"})
+				"--progress[=S]", "--no-progress", "--no-verify",
+				"ib_write_bw", "sequence"})
 		EXPECT_THAT(r.out, HasSubstr(opt));
 	EXPECT_THAT(r.out, Not(HasSubstr("--warmup")));
 
@@ -91,6 +92,7 @@ TEST(RvBench, TransferHelp)
 				"--iters", "default 8", "round-trip latency"})
 		EXPECT_THAT(r.out, HasSubstr(opt));
 	EXPECT_THAT(r.out, Not(HasSubstr("--window")));
+	EXPECT_THAT(r.out, Not(HasSubstr("--no-verify")));
 }
 
 TEST(RvBench, UsageErrorsExit2)
@@ -138,6 +140,8 @@ TEST(RvBench, UsageErrorsExit2)
 		{"bw", "--loopback-nodes", "a,b", "--index-bits", "13"},
 		{"bw", "--loopback-nodes", "a,b", "--sizes", "2G"},
 		{"lat", "--loopback-nodes", "a,b", "--window", "4"},
+		{"lat", "--loopback-nodes", "a,b", "--no-verify"},
+		{"bw", "--loopback-nodes", "a,b", "--no-verify=1"},
 		{"lat", "--loopback-nodes", "a,b", "--bytes", "1M"},
 		{"lat", "--loopback-nodes", "a,b", "extra"},
 	};
@@ -334,6 +338,7 @@ TEST_F(RvBenchFake, BwLoopbackThreadsJson)
 	EXPECT_EQ(v.at("path_mtu").as_uint(), 1024u);
 	EXPECT_EQ(v.at("num_conn").as_uint(), 4u);
 	EXPECT_EQ(v.at("window").as_uint(), 8u);
+	EXPECT_TRUE(v.at("verify").as_bool());
 	EXPECT_EQ(v.at("mismatches").as_uint(), 0u);
 	const auto &res = v.at("results").as_array();
 	ASSERT_EQ(res.size(), 3u);
@@ -346,6 +351,8 @@ TEST_F(RvBenchFake, BwLoopbackThreadsJson)
 		EXPECT_EQ(s.at("size").as_uint(), sizes[i]);
 		EXPECT_EQ(s.at("messages").as_uint(), (2u << 20) / sizes[i]);
 		EXPECT_EQ(s.at("bytes").as_uint(), 2u << 20);
+		EXPECT_TRUE(s.at("verify").as_bool());
+		EXPECT_EQ(s.at("received").as_uint(), s.at("messages").as_uint());
 		EXPECT_EQ(s.at("verified").as_uint(), s.at("messages").as_uint());
 		EXPECT_EQ(s.at("mismatches").as_uint(), 0u);
 		EXPECT_EQ(s.at("slots").as_uint(), slots[i]);
@@ -406,6 +413,58 @@ TEST_F(RvBenchFake, BwWrongDataFails)
 	EXPECT_GE(s.at("mismatches").as_uint(), 3u);
 	EXPECT_THAT(s.at("first_mismatch").as_string(),
 		    HasSubstr("first wrong byte at offset 2048"));
+}
+
+// --no-verify: the payloads are not looked at, so damaged bytes pass and
+// nothing is claimed to be checked; the same sizes, slots and window.
+TEST_F(RvBenchFake, BwNoVerifyDoesNotCheckPayloads)
+{
+	ProcessResult r = transfer({"bw", "--loopback", "--loopback-threads", "--json",
+				    "--sizes", "4K,16K", "--iters", "100", "--window", "8",
+				    "--no-verify"},
+				   {"RV_FAKE_CORRUPT_EVERY=25"});
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	JsonValue v = JsonValue::parse(r.out);
+	EXPECT_FALSE(v.at("verify").as_bool());
+	EXPECT_EQ(v.at("window").as_uint(), 8u);
+	EXPECT_EQ(v.at("mismatches").as_uint(), 0u);
+	const auto &res = v.at("results").as_array();
+	ASSERT_EQ(res.size(), 2u);
+	for (const auto &s : res) {
+		EXPECT_FALSE(s.at("verify").as_bool());
+		EXPECT_EQ(s.at("messages").as_uint(), 100u);
+		EXPECT_EQ(s.at("received").as_uint(), 100u);
+		EXPECT_EQ(s.at("verified").as_uint(), 0u);
+		EXPECT_EQ(s.at("mismatches").as_uint(), 0u);
+		EXPECT_EQ(s.at("window").as_uint(), 8u);
+		EXPECT_GE(s.at("credits").as_uint(), 1u);
+		EXPECT_EQ(s.find("first_mismatch"), nullptr);
+	}
+
+	r = transfer({"bw", "--loopback-nodes", "fake0,fake1", "--loopback-threads",
+		      "--sizes", "8K", "--iters", "50", "--no-verify"});
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	EXPECT_THAT(r.out, HasSubstr("payloads not checked (--no-verify)"));
+	EXPECT_THAT(r.out, Not(HasSubstr("every message checked")));
+}
+
+// --no-verify still checks each completion: a write whose receive event
+// comes twice fails the run.
+TEST_F(RvBenchFake, BwNoVerifyCatchesDuplicateCompletion)
+{
+	ProcessResult r = transfer({"bw", "--loopback", "--loopback-threads", "--json",
+				    "--sizes", "4K", "--iters", "100", "--no-verify"},
+				   {"RV_FAKE_DUP_EVERY=10"});
+	ASSERT_TRUE(r.exited);
+	EXPECT_EQ(r.exit_code, 1) << r.err;
+	JsonValue v = JsonValue::parse(r.out);
+	EXPECT_GE(v.at("mismatches").as_uint(), 1u);
+	const auto &s = v.at("results").as_array().at(0);
+	EXPECT_EQ(s.at("verified").as_uint(), 0u);
+	EXPECT_THAT(s.at("first_mismatch").as_string(),
+		    HasSubstr("unexpected sequence number"));
 }
 
 TEST_F(RvBenchFake, TransferProgress)

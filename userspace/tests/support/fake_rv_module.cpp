@@ -41,7 +41,9 @@
 // such a file the data goes nowhere and the send succeeds. So two
 // /dev/rv files of one process, attached to fake0 and fake1, talk.
 // RV_FAKE_CORRUPT_EVERY=N flips a byte in the middle of every N-th
-// delivered write (of the process), to test the receivers' checks.
+// delivered write (of the process), to test the receivers' checks;
+// RV_FAKE_DUP_EVERY=N gives every N-th delivered write two receive
+// events, to test that a duplicated completion is caught.
 #include "fake_rv_module.hpp"
 
 #include <algorithm>
@@ -705,7 +707,8 @@ int post_errno(File &f, const rv_post_write_params_in &in, const Conn *c)
 
 // The write of a post from f, sent on QP qp, into r's buffer (rkey
 // 0x2000 + its MR handle): copied (one byte flipped now and then with
-// RV_FAKE_CORRUPT_EVERY), r's event and counters. The sender's
+// RV_FAKE_CORRUPT_EVERY; its event twice now and then with
+// RV_FAKE_DUP_EVERY), r's event and counters. The sender's
 // completion status: 0, or wc_rem_access_err for a bad rkey or range.
 std::uint8_t deliver(const File &f, File &r, const rv_post_write_params_in &in,
 		     std::uint8_t qp)
@@ -736,6 +739,13 @@ std::uint8_t deliver(const File &f, File &r, const rv_post_write_params_in &in,
 	ev.conn_handle = ch == r.job->conn_handles.end() ? 0 : ch->second;
 	ev.byte_len = static_cast<std::uint32_t>(in.length);
 	push_event(r, ev);
+	static const unsigned long long dup_every = [] {
+		const char *v = std::getenv("RV_FAKE_DUP_EVERY");
+		return v ? std::strtoull(v, nullptr, 0) : 0ULL;
+	}();
+	static unsigned long long delivered_events = 0;
+	if (dup_every && ++delivered_events % dup_every == 0)
+		push_event(r, ev);
 	r.event_stats.recv_write_cqe++;
 	r.event_stats.recv_write_bytes += in.length;
 	for (auto &[rh, rc] : r.conns)

@@ -42,6 +42,7 @@ rv::bench::Plan make_plan(const TransferOptions &o)
 	p.warmup = o.test == rv::bench::Test::lat ? o.warmup : 0;
 	p.window = o.window;
 	p.buffer = o.buffer;
+	p.verify = o.verify;
 	for (std::uint64_t s : o.sizes) {
 		if (o.iters)
 			p.counts.push_back(*o.iters);

@@ -37,7 +37,8 @@ void transfer_usage(std::FILE *f, rv::bench::Test t)
 "connection between two nodes: the client writes, the server receives and\n"
 "checks every message (a pattern derived from size and sequence number, in\n"
 "a rotating slot of its buffer) and returns credits by writes of its own.\n"
-"A message that does not check out makes the exit status 1.\n");
+"A message that does not check out makes the exit status 1. --no-verify\n"
+"measures as ib_write_bw does, without looking at the bytes.\n");
 	else
 		std::fprintf(f,
 "Half round-trip latency of RDMA WRITE with immediate over rv's shared\n"
@@ -62,10 +63,21 @@ void transfer_usage(std::FILE *f, rv::bench::Test t)
 "  -s, --sizes LIST          message sizes, K/M binary (default 4K,8K,...,4M)\n"
 "  -n, --iters N             messages per size (default: --bytes / size)\n"
 "      --bytes B             bytes per size (default 32M), at least 1 message\n"
-"      --window N            writes in flight, 1..%u (default 32)\n"
+"      --window N            writes in flight, 1..%u (default 32), over all\n"
+"                            the connection's QPs (ib_write_bw's -t counts\n"
+"                            per QP: -q Q -t T compares with --window Q*T)\n"
 "      --buffer B            bytes of each side's message buffer (default\n"
 "                            64M): receive slots per size = B / size (at most\n"
-"                            %u), send slots = B / size (at most --window)\n",
+"                            %u), send slots = B / size (at most --window)\n"
+"      --no-verify           payloads are not checked: the client writes its\n"
+"                            send slots as they are (no pattern, no stamps),\n"
+"                            the server never reads them: \"checked\" (JSON\n"
+"                            \"verified\") is 0, \"verify\" false.\n"
+"                            Still checked: every completion's status, and\n"
+"                            each received write's length and sequence\n"
+"                            number (from the immediate), so a lost,\n"
+"                            duplicated or misplaced write still fails.\n"
+"                            Credits, slots and window are as without it.\n",
 			     rv::bench::max_window, rv::bench::max_bw_slots);
 	else
 		std::fprintf(f,
@@ -137,7 +149,8 @@ public:
 private:
 	// --listen, --connect, --loopback*: where the other process is.
 	std::vector<rv::cli::Option> endpoint_options();
-	// What is sent: --sizes, --iters, --bytes, --warmup, --window, --buffer.
+	// What is sent: --sizes, --iters, --bytes, --warmup, --window, --buffer,
+	// --no-verify.
 	std::vector<rv::cli::Option> message_options();
 	// How to attach and connect: --timeout, --job-key, --num-conn,
 	// --index-bits, --mtu, --pkt-lifetime, --poll.
@@ -228,6 +241,7 @@ std::vector<rv::cli::Option> TransferParser::message_options()
 		only(false, rv::cli::number("warmup", 0, o.warmup)),
 		only(true, rv::cli::number("window", 0, o.window, 1, rv::bench::max_window)),
 		only(true, rv::cli::size("buffer", 0, o.buffer)),
+		only(true, rv::cli::flag("no-verify", 0, [this] { o.verify = false; })),
 	};
 }
 

@@ -36,6 +36,7 @@ struct TransferOptions {
 	std::uint64_t warmup = 100;		// lat
 	std::uint32_t window = 32;
 	std::uint64_t buffer = 64ULL << 20;
+	bool verify = true;			// bw: --no-verify clears it
 	double timeout_s = 60;
 	std::optional<rv::JobKey> job_key;
 	std::uint8_t num_conn = 0;

@@ -74,6 +74,8 @@ void write_bw(rv::json::Writer &w, const rv::bench::BwResult &b)
 		.member("receiver_empty_polls", b.peer_empty_polls)
 		.member("receiver_mb_per_s", b.peer_mb_per_s())
 		.member("credits", b.credits)
+		.member("verify", b.verify)
+		.member("received", b.received)
 		.member("verified", b.verified)
 		.member("mismatches", b.mismatches);
 	if (!b.first_mismatch.empty())
@@ -149,7 +151,9 @@ std::string transfer_json(const TransferOptions &o, const rv::bench::ClientRepor
 		.member("num_conn", r.conn.num_conn)
 		.member("connect_us", r.connect_ns / 1000);
 	if (bw)
-		w.member("window", r.plan.window).member("buffer", r.plan.buffer);
+		w.member("window", r.plan.window)
+			.member("buffer", r.plan.buffer)
+			.member("verify", r.plan.verify);
 	else
 		w.member("warmup", r.plan.warmup);
 
@@ -181,7 +185,9 @@ std::string bw_table(const rv::bench::ClientReport &r)
 {
 	std::string out = format("; window %u, buffer %s\n", r.plan.window,
 				 rv::bench::format_size(r.plan.buffer).c_str());
-	out += "every message checked by the receiver\n\n";
+	out += r.plan.verify ? "every message checked by the receiver\n\n"
+			     : "payloads not checked (--no-verify): the receiver checks "
+			       "each write's status, length and sequence number\n\n";
 	out += format("%9s %9s %10s %9s %6s %7s %19s %19s %9s %6s %10s\n",
 		      "size", "messages", "MB/s", "Mmsg/s", "window",
 		      "retries", "tx polls/empty", "rx polls/empty",
@@ -265,8 +271,10 @@ std::string server_text(const TransferOptions &o, const rv::bench::ServerReport 
 		write_node(w, r.self);
 		w.key("peer");
 		write_node(w, r.peer);
-		w.member("phases", r.phases)
-			.member("verified", r.verified)
+		w.member("phases", r.phases);
+		if (r.plan.test == rv::bench::Test::bw)
+			w.member("verify", r.plan.verify);
+		w.member("verified", r.verified)
 			.member("mismatches", r.mismatches)
 			.end_object();
 		return w.str() + "\n";
@@ -274,9 +282,10 @@ std::string server_text(const TransferOptions &o, const rv::bench::ServerReport 
 	char line[320];
 	std::snprintf(line, sizeof(line),
 		      "rvbench %s server: %s <- %s: %" PRIu64 " sizes, %" PRIu64
-		      " messages checked, %" PRIu64 " wrong\n",
+		      " messages checked, %" PRIu64 " wrong%s\n",
 		      rv::bench::test_name(r.plan.test), node_text(r.self).c_str(),
-		      node_text(r.peer).c_str(), r.phases, r.verified, r.mismatches);
+		      node_text(r.peer).c_str(), r.phases, r.verified, r.mismatches,
+		      r.plan.verify ? "" : " (--no-verify: payloads not checked)");
 	return line;
 }
 

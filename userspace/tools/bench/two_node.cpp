@@ -406,27 +406,33 @@ BwResult bw_phase(const Plan &plan, std::uint64_t size, std::uint64_t count)
 	r.bytes = size * count;
 	r.slots = bw_rx_slots(plan, size);
 	r.window = std::min({plan.window, bw_tx_slots(plan, size), r.slots});
+	r.verify = plan.verify;
 	return r;
 }
 
 // The sender's side of a bw phase's start: the messages' patterns in the
-// ntx send slots, then PHASE to the receiver and its READY.
-void start_bw_phase(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t count,
-		    std::uint32_t slots, std::uint32_t ntx)
+// ntx send slots (if r.verify), then PHASE to the receiver and its READY.
+void start_bw_phase(Node &n, oob::Socket &s, const BwResult &r, std::uint32_t ntx)
 {
-	for (std::uint32_t i = 0; i < ntx; i++)
+	const std::uint64_t size = r.size;
+	for (std::uint32_t i = 0; r.verify && i < ntx; i++)
 		pattern_fill(n.tx() + std::uint64_t{i} * size, size, i);
 
 	oob::Message phase{"PHASE", {}};
-	phase.set("test", "bw").set("size", size).set("count", count).set("slots", slots);
+	phase.set("test", "bw")
+		.set("size", size)
+		.set("count", r.messages)
+		.set("slots", r.slots);
 	s.send(phase);
 	(void)s.expect("READY", timeout_of(n.cfg()));
 }
 
-// What the receiver's DONE says, into r (r.messages sent).
+// What the receiver's DONE says, into r (r.messages sent). A message it
+// did not get counts as wrong.
 void add_receiver_report(BwResult &r, const oob::Message &d)
 {
 	r.verified = d.get_u64("verified");
+	r.received = d.has("received") ? d.get_u64("received") : r.verified;
 	r.mismatches = d.get_u64("mismatches");
 	if (d.has("first_mismatch"))
 		r.first_mismatch = d.get("first_mismatch");
@@ -435,8 +441,8 @@ void add_receiver_report(BwResult &r, const oob::Message &d)
 	r.peer_ns = d.get_u64("ns");
 	if (d.has("rcvd_pkts"))
 		r.peer_rcvd_pkts = d.get_u64("rcvd_pkts");
-	if (r.verified != r.messages && !r.mismatches)
-		r.mismatches = r.messages > r.verified ? r.messages - r.verified : 1;
+	if (r.received != r.messages && !r.mismatches)
+		r.mismatches = r.messages > r.received ? r.messages - r.received : 1;
 }
 
 BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
@@ -446,7 +452,7 @@ BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 	const std::uint32_t ntx = bw_tx_slots(plan, size);
 	const std::uint32_t slots = r.slots;
 
-	start_bw_phase(n, s, size, count, slots, ntx);
+	start_bw_phase(n, s, r, ntx);
 
 	std::vector<std::uint8_t> busy(ntx);
 	std::uint64_t next = 0, done = 0, credit = 0, outstanding = 0;
@@ -455,8 +461,9 @@ BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 	Watchdog wd(n.cfg(), s, [&] {
 		return "bw size " + std::to_string(size) + ": posted " +
 		       std::to_string(next) + ", completed " + std::to_string(done) +
-		       ", checked by the receiver " + std::to_string(credit) +
-		       " of " + std::to_string(count);
+		       (r.verify ? ", checked" : ", received in order") +
+		       " by the receiver " + std::to_string(credit) + " of " +
+		       std::to_string(count);
 	});
 	auto on_event = [&](const Event &ev) {
 		wd.progress();
@@ -485,7 +492,8 @@ BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 		while (next < count && outstanding < r.window &&
 		       next < credit + slots && !busy[next % ntx]) {
 			const std::uint64_t tx_slot = next % ntx;
-			pattern_stamp(n.tx() + tx_slot * size, size, next);
+			if (r.verify)
+				pattern_stamp(n.tx() + tx_slot * size, size, next);
 			const int err = n.post(tx_slot * size, (next % slots) * size,
 					       size, next,
 					       static_cast<std::uint32_t>(next));
@@ -526,7 +534,7 @@ struct BwReceived {
 
 	std::uint64_t size, count, slots;
 	std::vector<std::uint8_t> got;
-	std::uint64_t prefix = 0, verified = 0, mismatches = 0;
+	std::uint64_t prefix = 0, received = 0, verified = 0, mismatches = 0;
 	std::uint64_t t_first = 0, t_last = 0;
 	std::string first;		// the first mismatch
 
@@ -536,9 +544,10 @@ struct BwReceived {
 			first = std::move(what);
 	}
 
-	// The write of sequence number seq, in slot seq % slots of rx.
+	// The write of sequence number seq, in slot seq % slots of rx; its
+	// payload checked by chk, unless nullptr (--no-verify).
 	void arrived(std::uint64_t seq, std::uint32_t byte_len, const std::byte *rx,
-		     const PatternChecker &chk, Progress &prog)
+		     const PatternChecker *chk, Progress &prog)
 	{
 		t_last = now_ns();
 		if (!t_first)
@@ -550,11 +559,13 @@ struct BwReceived {
 			return;
 		}
 		got[seq % slots] = 1;
-		verified++;
+		received++;
 		prog.advance(size);
+		verified += chk ? 1 : 0;
 		if (byte_len != size)
 			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
-		else if (auto off = chk.check(rx + (seq % slots) * size, seq))
+		else if (auto off = chk ? chk->check(rx + (seq % slots) * size, seq)
+					: std::nullopt)
 			mismatch(describe_mismatch(size, seq, *off));
 		while (prefix < count && got[prefix % slots]) {
 			got[prefix % slots] = 0;
@@ -567,7 +578,8 @@ struct BwReceived {
 					std::optional<std::uint64_t> rcvd_pkts) const
 	{
 		oob::Message d{"DONE", {}};
-		d.set("verified", verified)
+		d.set("received", received)
+			.set("verified", verified)
 			.set("mismatches", mismatches)
 			.set("polls", c.polls)
 			.set("empty_polls", c.empty_polls)
@@ -580,9 +592,10 @@ struct BwReceived {
 	}
 };
 
-// The receiving side of one bw phase; returns (verified, mismatches).
+// The receiving side of one bw phase, the payloads checked if verify;
+// returns (verified, mismatches).
 std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
-						   const oob::Message &phase,
+						   const oob::Message &phase, bool verify,
 						   Progress &prog)
 {
 	const std::uint64_t size = phase.get_u64("size");
@@ -590,7 +603,9 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 	if (!size || !slots || slots > max_bw_slots)
 		throw std::runtime_error("out-of-band PHASE: bad size or slots");
 	BwReceived rx(size, phase.get_u64("count"), slots);
-	const PatternChecker chk(rx.size);
+	std::optional<PatternChecker> chk;
+	if (verify)
+		chk.emplace(rx.size);
 	const std::uint64_t credit_every = std::max<std::uint64_t>(1, rx.slots / 4);
 	const std::uint32_t bits = n.in_bits();
 
@@ -598,7 +613,7 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 	Counters c;
 	Watchdog wd(n.cfg(), s, [&] {
 		return "bw size " + std::to_string(rx.size) + ": received " +
-		       std::to_string(rx.verified) + " of " + std::to_string(rx.count) +
+		       std::to_string(rx.received) + " of " + std::to_string(rx.count) +
 		       ", in order " + std::to_string(rx.prefix);
 	});
 	auto on_event = [&](const Event &ev) {
@@ -614,7 +629,7 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 		if (ev.status)
 			bad_status(ev, "a received write");
 		rx.arrived(seq_nearest(rx.prefix, immed_payload(ev.imm_data, 32 - bits), bits),
-			   ev.byte_len, n.rx(), chk, prog);
+			   ev.byte_len, n.rx(), chk ? &*chk : nullptr, prog);
 	};
 
 	const std::optional<std::uint64_t> pkts0 = hw_counter(n.cfg(), "rcvd_pkts");
@@ -922,7 +937,8 @@ void plan_to(oob::Message &m, const Plan &p)
 		.set("counts", join(p.counts))
 		.set("warmup", p.warmup)
 		.set("window", p.window)
-		.set("buffer", p.buffer);
+		.set("buffer", p.buffer)
+		.set("verify", std::uint64_t{p.verify});
 }
 
 Plan plan_from(const oob::Message &m)
@@ -940,6 +956,7 @@ Plan plan_from(const oob::Message &m)
 	p.warmup = m.get_u64("warmup");
 	p.window = static_cast<std::uint32_t>(m.get_u64("window"));
 	p.buffer = m.get_u64("buffer");
+	p.verify = !m.has("verify") || m.get_u64("verify") != 0;
 	if (p.sizes.empty() || p.sizes.size() != p.counts.size() || !p.window ||
 	    p.window > max_window || !p.buffer ||
 	    std::find(p.sizes.begin(), p.sizes.end(), 0) != p.sizes.end())
@@ -1096,7 +1113,8 @@ ServerReport run_server(const NodeConfig &cfg, oob::Socket sock)
 			if (rep.phases < rep.plan.sizes.size())
 				prog.set_label(phase_label(rep.plan, rep.phases, "server: "));
 			auto [v, bad] = m.get("test") == "lat" ? lat_pong(n, sock, m, prog)
-							       : bw_receive(n, sock, m, prog);
+							       : bw_receive(n, sock, m, rep.plan.verify,
+									    prog);
 			rep.phases++;
 			rep.verified += v;
 			rep.mismatches += bad;

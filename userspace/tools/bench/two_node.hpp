@@ -3,8 +3,8 @@
 // rvbench's transfer benchmarks between two processes ("nodes"), each
 // attached to its own RDMA device with the same job key and joined by an
 // rv connection: `bw` (bandwidth and message rate of RDMA WRITE with
-// immediate, every message checked by the receiver) and `lat` (half round
-// trip by ping-pong).
+// immediate, every message checked by the receiver unless --no-verify) and
+// `lat` (half round trip by ping-pong).
 //
 // The client drives: it sends the plan, writes (bw) or pings (lat) and
 // reports. The server follows the plan it is sent, receives and checks,
@@ -32,9 +32,13 @@
 // checks it (bench/pattern.hpp) and returns credits (the number of
 // messages checked in order) by 8-byte writes with immediate into the
 // client's buffer; the client never has more than slots unchecked or
-// window unacknowledged writes. lat: ping i lands in the server's slot
-// i % 2, the server answers with pong i into the client's slot i % 2,
-// and both check what they got.
+// window unacknowledged writes. A plan without verify (--no-verify)
+// leaves the payloads alone: the client writes whatever its send slots
+// hold and the server does not read them; the server still checks each
+// write's completion status, byte_len and sequence number, and credits
+// flow as before. lat: ping i lands in the server's slot i % 2, the
+// server answers with pong i into the client's slot i % 2, and both
+// check what they got.
 #ifndef RV_BENCH_TWO_NODE_HPP
 #define RV_BENCH_TWO_NODE_HPP
 
@@ -88,6 +92,7 @@ struct Plan {
 	std::uint64_t warmup = 0;		// lat: untimed round trips
 	std::uint32_t window = 32;		// bw: writes in flight
 	std::uint64_t buffer = 64ULL << 20;	// bw: bytes per side for messages
+	bool verify = true;			// bw: payloads patterned, checked
 };
 
 inline constexpr std::uint32_t max_bw_slots = 1024;
@@ -133,7 +138,9 @@ struct BwResult {
 	std::uint64_t credits = 0;	// credit writes received
 	std::uint64_t peer_polls = 0, peer_empty_polls = 0;
 	std::uint64_t peer_ns = 0;	// first to last receive
-	std::uint64_t verified = 0;	// messages the receiver checked
+	bool verify = true;		// the plan's: payloads checked
+	std::uint64_t received = 0;	// messages the receiver got (seq, length)
+	std::uint64_t verified = 0;	// ... whose payload it checked
 	std::uint64_t mismatches = 0;	// ... that were wrong
 	std::string first_mismatch;	// what the first one was
 	std::optional<std::uint64_t> rcvd_pkts, peer_rcvd_pkts;	// hw counters
