@@ -4,6 +4,9 @@
 # `make bench`, inside the test VM (vm-run --rxe 2): load rv and run
 #
 #   bench.sh [RVBENCH_ARGS...]   rvbench with these arguments (default: reg)
+#   bench.sh breakdown [--size B] [--iters N]
+#       the step-by-step account of one write with immediate
+#       (latency-breakdown.sh)
 #   bench.sh compare [--sizes LIST] [--bytes B] [--qps Q] [--window N]
 #                    [--lat-sizes LIST] [--lat-iters N]
 #       rv against perftest on the two rxe nodes: rvbench bw and lat
@@ -42,6 +45,10 @@ load_rv() {
 	trap 'rmmod rv' EXIT
 }
 
+if [ "${1:-}" = breakdown ]; then
+	shift
+	exec "$top/tools/testing/latency-breakdown.sh" "$@"
+fi
 if [ "${1:-}" != compare ]; then
 	load_rv
 	"$rvbench" "${@:-reg}"
