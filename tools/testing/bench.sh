@@ -8,7 +8,7 @@
 #       the step-by-step account of one write with immediate
 #       (latency-breakdown.sh)
 #   bench.sh compare [--sizes LIST] [--bytes B] [--qps Q] [--window N]
-#                    [--lat-sizes LIST] [--lat-iters N]
+#                    [--lat-sizes LIST] [--lat-iters N] [--variants V]
 #       rv against perftest on the two rxe nodes: rvbench bw and lat
 #       (client on the first node, server on the second), then ib_write_bw
 #       and ib_write_lat the same way round (server on the second node,
@@ -23,9 +23,16 @@
 #       where its buffer has fewer slots: the table's "win"), and the same
 #       messages in total (perftest's -n is per QP: n/Q, n a multiple of
 #       Q, at least 5 Q). perftest's own defaults would be -q 1 -t 128.
+#       --variants 'P1|P2|...': rv runs once per variant, each a list of
+#       rv module parameters (e.g. 'cq_poll=workqueue|cq_poll=softirq'),
+#       rv reloaded with them, in the same boot as one perftest run.
+#       Each run also gives the VM's CPU time per write (/proc/stat: user,
+#       and kernel = system + irq + softirq, both nodes together, as both
+#       are this one kernel; the tools' setup included).
 #       Defaults: bw sizes 64K,256K,1M,4M with 16M per size, Q 4 (rv's
 #       default num_conn), N 32 (rvbench's default window, a multiple of
-#       Q), lat sizes 8,4K with 1000 iterations.
+#       Q), lat sizes 8,4K with 1000 iterations, one variant: rv's
+#       defaults.
 #
 # Prints numbers; asserts nothing about them (a wrong message or a failed
 # tool still makes the exit status non-zero).
@@ -36,12 +43,14 @@ build=${RV_BUILD_DIR:-$top/build}
 ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 rvbench=$build/userspace/tools/rvbench
 
+# load_rv [PARAM=VALUE...]: (re)load rv with these module parameters.
 load_rv() {
 	local deps
 	# insmod does not load what rv needs (ib_core, ib_cm).
 	IFS=, read -ra deps <<<"$(modinfo -F depends "$ko")"
 	[ ${#deps[@]} -eq 0 ] || modprobe -a "${deps[@]}"
-	insmod "$ko"
+	[ ! -d /sys/module/rv ] || rmmod rv
+	insmod "$ko" "$@"
 	trap 'rmmod rv' EXIT
 }
 
@@ -62,6 +71,7 @@ qps=4
 window=32
 lat_sizes=8,4K
 lat_iters=1000
+variants=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--sizes) bw_sizes=$2; shift 2 ;;
@@ -70,6 +80,7 @@ while [ $# -gt 0 ]; do
 	--window) window=$2; shift 2 ;;
 	--lat-sizes) lat_sizes=$2; shift 2 ;;
 	--lat-iters) lat_iters=$2; shift 2 ;;
+	--variants) variants=$2; shift 2 ;;
 	*) echo "bench.sh compare: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -139,13 +150,50 @@ perftest() {
 	fi
 }
 
-# One size at a time, rv then perftest, so that both see the same load.
+# The VM's CPU ticks so far: user (with nice) and kernel (system, irq,
+# softirq), summed over its CPUs.
+cpu_ticks() {
+	local _c u n sy _id _io irq sirq
+	read -r _c u n sy _id _io irq sirq _ </proc/stat
+	echo $((u + n)) $((sy + irq + sirq))
+}
+
+# cpu_run FILE CMD...: run CMD; FILE gets the user and kernel ticks it took.
+cpu_run() {
+	local f=$1 u0 k0 u1 k1 rc=0
+	shift
+	read -r u0 k0 < <(cpu_ticks)
+	"$@" || rc=$?
+	read -r u1 k1 < <(cpu_ticks)
+	echo $((u1 - u0)) $((k1 - k0)) "$(getconf CLK_TCK)" >"$f"
+	return $rc
+}
+
+# The variants: rv's module parameters, one line each.
+IFS='|' read -ra vars <<<"$variants"
+[ ${#vars[@]} -gt 0 ] || vars=("")
+printf '%s\n' "${vars[@]}" >"$out/variants"
+
+# One size at a time, rv (each variant) then perftest, so that all see the
+# same load.
 load_rv
 IFS=, read -ra bws <<<"$bw_sizes"
 IFS=, read -ra lats <<<"$lat_sizes"
 # The first result's field of an rvbench --json file.
 rv_field() {
 	"$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["results"][0][sys.argv[2]])' "$1" "$2"
+}
+# run_variants: for each variant i, rv reloaded with it, run CMD with
+# %v in its arguments replaced by i.
+run_variants() {
+	local i a args
+	for i in "${!vars[@]}"; do
+		# shellcheck disable=SC2086 # a variant is a list of parameters
+		load_rv ${vars[$i]}
+		args=()
+		for a in "$@"; do args+=("${a//%v/$i}"); done
+		"${args[@]}"
+	done
 }
 
 echo "== bw, $client -> $server, $qps QPs, window $window: rvbench bw (every" \
@@ -158,24 +206,33 @@ for s in "${bws[@]}"; do
 	n=$(((n + qps - 1) / qps * qps))
 	rv=("$rvbench" bw --loopback-nodes "$client,$server" --sizes "$b" --iters "$n"
 		--num-conn "$qps" --window "$window" --json)
-	"${rv[@]}" >"$out/rv-bw-$b.json"
-	"${rv[@]}" --no-verify >"$out/rvnv-bw-$b.json"
+	rv_bw() {
+		cpu_run "$out/cpu-rv-bw-$b-$1" "${rv[@]}" >"$out/rv-bw-$b-$1.json"
+		cpu_run "$out/cpu-rvnv-bw-$b-$1" "${rv[@]}" --no-verify \
+			>"$out/rvnv-bw-$b-$1.json"
+	}
+	run_variants rv_bw %v
 	# The window rvbench used; perftest's -t is per QP (and it takes at
 	# most -n of it).
-	win=$(rv_field "$out/rvnv-bw-$b.json" window)
+	win=$(rv_field "$out/rvnv-bw-$b-0.json" window)
 	depth=$(((win + qps - 1) / qps))
 	echo "$n $win $depth" >"$out/bw-$b.params"
 	r0=$(rxe_rcvd_pkts "$server")
-	perftest ib_write_bw "$b" $((n / qps)) "$out/pt-bw-$b" -q "$qps" -t "$depth"
+	cpu_run "$out/cpu-pt-bw-$b" \
+		perftest ib_write_bw "$b" $((n / qps)) "$out/pt-bw-$b" -q "$qps" -t "$depth"
 	echo "$b B x $n done (window $win; ib_write_bw -q $qps -t $depth -n $((n / qps)):" \
 		"peer rcvd_pkts +$(($(rxe_rcvd_pkts "$server") - r0)))"
 done
 echo "== lat, $client -> $server: rvbench lat, ib_write_lat"
 for s in "${lats[@]}"; do
 	b=$(bytes "$s")
-	"$rvbench" lat --loopback-nodes "$client,$server" --sizes "$b" \
-		--iters "$lat_iters" --json >"$out/rv-lat-$b.json"
-	perftest ib_write_lat "$b" "$lat_iters" "$out/pt-lat-$b"
+	rv_lat() {
+		cpu_run "$out/cpu-rv-lat-$b-$1" "$rvbench" lat \
+			--loopback-nodes "$client,$server" --sizes "$b" \
+			--iters "$lat_iters" --json >"$out/rv-lat-$b-$1.json"
+	}
+	run_variants rv_lat %v
+	cpu_run "$out/cpu-pt-lat-$b" perftest ib_write_lat "$b" "$lat_iters" "$out/pt-lat-$b"
 	echo "$b B x $lat_iters done"
 done
 
@@ -184,6 +241,7 @@ echo "== rvbench / perftest"
 	import json, os, sys
 	out = sys.argv[1]
 	qps = int(sys.argv[4])
+	variants = open(os.path.join(out, "variants")).read().split("\n")[:-1]
 
 	def size(s):
 	    m = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:].upper(), 1)
@@ -202,45 +260,71 @@ echo "== rvbench / perftest"
 	def result(name):
 	    return json.load(open(os.path.join(out, name)))["results"][0]
 
-	print("%9s %6s %3s %4s %4s %10s %10s %10s %7s %7s %6s %11s" % ("size",
-	      "msgs", "QPs", "win", "pt t", "rv MB/s", "rv-nv MB/s", "pt MB/s",
-	      "rv/pt", "nv/pt", "wrong", "rx pkts"))
+	def cpu(name, per):
+	    # user and kernel CPU microseconds per unit of work
+	    u, k, hz = (int(x) for x in open(os.path.join(out, "cpu-" + name)).read().split())
+	    return "%7.1f %7.1f" % (u * 1e6 / hz / per, k * 1e6 / hz / per)
+
+	def vname(i):
+	    return variants[i] or "rv defaults"
+
+	print("%9s %6s %3s %4s %4s %-22s %8s %8s %8s %6s %6s %5s %11s" % ("size",
+	      "msgs", "QPs", "win", "pt t", "rv parameters", "rv MB/s", "nv MB/s",
+	      "pt MB/s", "rv/pt", "nv/pt", "wrong", "rx pkts"))
+	cpu_rows = []
 	for s in sys.argv[2].split(","):
 	    b = size(s)
-	    r = result("rv-bw-%d.json" % b)
-	    nv = result("rvnv-bw-%d.json" % b)
 	    n, w, t = open(os.path.join(out, "bw-%d.params" % b)).read().split()
 	    # bytes, iterations (of all QPs), BW peak, BW average [MiB/s], MsgRate
 	    pt = next(rows(os.path.join(out, "pt-bw-%d" % b)))
 	    mb = pt[3] * 1048576 / 1e6
-	    print("%9d %6d %3d %4s %4s %10.1f %10.1f %10.1f %7s %7s %6d %5s/%-5s" % (b,
-	          r["messages"], qps, w, t, r["mb_per_s"], nv["mb_per_s"], mb,
-	          ratio(r["mb_per_s"], mb), ratio(nv["mb_per_s"], mb),
-	          r["mismatches"] + nv["mismatches"], r["receiver_rcvd_pkts"],
-	          nv["receiver_rcvd_pkts"]))
-	    if int(pt[1]) != r["messages"]:
+	    for i in range(len(variants)):
+	        r = result("rv-bw-%d-%d.json" % (b, i))
+	        nv = result("rvnv-bw-%d-%d.json" % (b, i))
+	        print("%9d %6d %3d %4s %4s %-22s %8.1f %8.1f %8.1f %6s %6s %5d %5s/%-5s" % (b,
+	              r["messages"], qps, w, t, vname(i), r["mb_per_s"],
+	              nv["mb_per_s"], mb, ratio(r["mb_per_s"], mb),
+	              ratio(nv["mb_per_s"], mb), r["mismatches"] + nv["mismatches"],
+	              r["receiver_rcvd_pkts"], nv["receiver_rcvd_pkts"]))
+	        cpu_rows.append("%9d %-22s rv    %s   nv %s" % (b, vname(i),
+	                        cpu("rv-bw-%d-%d" % (b, i), int(n)),
+	                        cpu("rvnv-bw-%d-%d" % (b, i), int(n))))
+	    cpu_rows.append("%9d %-22s pt    %s" % (b, "ib_write_bw", cpu("pt-bw-%d" % b, int(n))))
+	    if int(pt[1]) != int(n):
 	        print("  (but ib_write_bw wrote %d messages)" % int(pt[1]))
 	print()
-	print("%9s %6s %10s %10s %7s %10s %10s %7s %6s" % ("size", "iters",
-	      "rv med us", "pt med us", "ratio", "rv p99 us", "pt p99 us", "ratio",
-	      "wrong"))
+	print("%9s %6s %-22s %9s %9s %6s %9s %9s %6s %5s" % ("size", "iters",
+	      "rv parameters", "rv med us", "pt med us", "ratio", "rv p99 us",
+	      "pt p99 us", "ratio", "wrong"))
 	for s in sys.argv[3].split(","):
 	    b = size(s)
-	    r = json.load(open(os.path.join(out, "rv-lat-%d.json" % b)))["results"][0]
 	    # bytes, iterations, t_min, t_max, t_typical, t_avg, t_stdev, 99%, 99.9%
 	    pt = next(rows(os.path.join(out, "pt-lat-%d" % b)))
-	    print("%9d %6d %10.2f %10.2f %7s %10.2f %10.2f %7s %6d" % (b, r["iters"],
-	          r["median_ns"] / 1e3, pt[4], ratio(r["median_ns"] / 1e3, pt[4]),
-	          r["p99_ns"] / 1e3, pt[7], ratio(r["p99_ns"] / 1e3, pt[7]),
-	          r["mismatches"]))
+	    for i in range(len(variants)):
+	        r = result("rv-lat-%d-%d.json" % (b, i))
+	        print("%9d %6d %-22s %9.2f %9.2f %6s %9.2f %9.2f %6s %5d" % (b,
+	              r["iters"], vname(i), r["median_ns"] / 1e3, pt[4],
+	              ratio(r["median_ns"] / 1e3, pt[4]), r["p99_ns"] / 1e3, pt[7],
+	              ratio(r["p99_ns"] / 1e3, pt[7]), r["mismatches"]))
+	        cpu_rows.append("%9d %-22s lat   %s" % (b, vname(i),
+	                        cpu("rv-lat-%d-%d" % (b, i), r["iters"])))
+	    cpu_rows.append("%9d %-22s lat   %s" % (b, "ib_write_lat",
+	                    cpu("pt-lat-%d" % b, int(pt[1]))))
+	print()
+	print("CPU per write (bw) or per round trip (lat), us: user, kernel")
+	print("%9s %-22s %s" % ("size", "run", "tool   user  kernel"))
+	for row in cpu_rows:
+	    print(row)
 	print("(ratios rvbench/perftest. bw: above 1 rv is faster; lat: above 1 rv is")
 	print(" slower. MB = 10^6 bytes (perftest's MiB/s converted); latencies are half")
 	print(" round trips, medians (perftest's t_typical) and 99th percentiles.")
-	print(" bw: rv = rvbench bw, whose receiver checks every byte; rv-nv = rvbench")
+	print(" bw: rv = rvbench bw, whose receiver checks every byte; nv = rvbench")
 	print(" bw --no-verify, whose receiver checks each write's completion, length")
 	print(" and sequence number only; both return credits. perftest's receiver")
 	print(" checks nothing. win: writes in flight over the connection (rvbench")
 	print(" --window, less where the buffer has fewer slots); pt t: ib_write_bw -t,")
-	print(" per QP, = win / QPs. rx pkts: the receiver's rcvd_pkts, rv / rv-nv)")
+	print(" per QP, = win / QPs. rx pkts: the receiver's rcvd_pkts, rv / nv.")
+	print(" CPU: the VM's /proc/stat over each whole run, both nodes, setup")
+	print(" included; kernel = system + irq + softirq)")
 	EOF
 rm -rf "$out"

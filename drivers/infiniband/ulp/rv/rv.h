@@ -96,6 +96,7 @@ struct rv_params {
 	u64 service_id;
 	unsigned int min_hb_interval;		/* ms */
 	unsigned int max_reconnect_timeout;	/* s */
+	enum ib_poll_context cq_poll;		/* where completions run */
 };
 
 extern struct rv_params rv_params;

@@ -7,6 +7,7 @@
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
 #include <linux/stringify.h>
+#include <linux/string.h>
 
 #include "rv.h"
 
@@ -38,6 +39,7 @@ struct rv_params rv_params = {
 	.service_id = 0x1000125500000001ULL,
 	.min_hb_interval = RV_MIN_HB_INTERVAL_DEF,
 	.max_reconnect_timeout = RV_MAX_RECONNECT_TIMEOUT_DEF,
+	.cq_poll = IB_POLL_WORKQUEUE,
 };
 
 struct rv_uint_range {
@@ -151,3 +153,41 @@ static const struct kernel_param_ops rv_service_id_ops = {
 module_param_cb(service_id, &rv_service_id_ops, NULL, 0444);
 MODULE_PARM_DESC(service_id,
 		 "IB CM service id, when ATTACH passes 0 (64-bit, non-zero, default 0x1000125500000001)");
+
+/*
+ * Where the CQs' completions are handled (ib_alloc_cq's poll context):
+ * in softirq right after the driver's notification, or by a kworker on
+ * ib_core's per-CPU (bound) or unbound completion workqueue.
+ */
+static const char * const rv_cq_poll_names[] = {
+	[IB_POLL_SOFTIRQ] = "softirq",
+	[IB_POLL_WORKQUEUE] = "workqueue",
+	[IB_POLL_UNBOUND_WORKQUEUE] = "unbound",
+};
+
+static int rv_param_set_cq_poll(const char *buf, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(rv_cq_poll_names, buf);
+
+	if (i < 0) {
+		pr_err(RV_DRV_NAME ": cq_poll=%s is invalid: must be softirq, workqueue or unbound\n",
+		       buf);
+		return -EINVAL;
+	}
+	rv_params.cq_poll = i;
+	return 0;
+}
+
+static int rv_param_get_cq_poll(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", rv_cq_poll_names[rv_params.cq_poll]);
+}
+
+static const struct kernel_param_ops rv_cq_poll_ops = {
+	.set = rv_param_set_cq_poll,
+	.get = rv_param_get_cq_poll,
+};
+
+module_param_cb(cq_poll, &rv_cq_poll_ops, NULL, 0444);
+MODULE_PARM_DESC(cq_poll,
+		 "where completions are handled: softirq, workqueue or unbound (workqueue); see docs/performance.md");
