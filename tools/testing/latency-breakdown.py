@@ -24,14 +24,22 @@ JOB = re.compile(r'\bjob=(\d+)')
 
 STEPS = [
     ('ioctl', 'post', 'ioctl entry -> ib_post_send returned'),
-    ('post', 'cq', 'ib_post_send returned -> receiving CQ raised'),
-    ('cq', 'recv', 'CQ raised -> rv receive callback'),
+    ('ioctl', 'drv', 'ioctl entry -> driver post_send entry (rxe)'),
+    ('drv', 'wire', 'driver post_send -> request at peer (rxe_rcv)'),
+    ('wire', 'cqe', 'request at peer -> receive CQE written (rxe)'),
+    ('cqe', 'cq', 'receive CQE written -> CQ handler (ib_core)'),
+    ('post', 'cq', 'ib_post_send returned -> receiving CQ handler'),
+    ('cq', 'recv', 'CQ handler -> rv receive callback'),
     ('recv', 'ring', 'receive callback -> event in the ring'),
     ('ring', 'answer', 'event in the ring -> receiver posts (ioctl entry)'),
     ('ioctl', 'answer', 'one way, ioctl entry to ioctl entry'),
     ('post', 'scmpl', 'sender: ib_post_send returned -> send completion'),
     ('scmpl', 'sring', 'sender: send completion -> event in its ring'),
 ]
+# The CQ handler: ib_core's, for the poll context rv uses.
+CQ_EVENTS = ('cq_wq', 'cq_sirq')
+# Steps from the driver's probes (rxe only): left out where absent.
+OPTIONAL = ('drv', 'wire', 'cqe')
 
 
 def parse(path):
@@ -78,7 +86,7 @@ def messages(events):
         d = first(events, b, lambda x: x['event'] == 'rv_recv_cmpl' and x['job'] == other)
         if a is None or d is None:
             continue
-        c = last(events, b, d, lambda x: x['event'] == 'cq_comp')
+        c = last(events, b, d, lambda x: x['event'] in CQ_EVENTS)
         r = first(events, d, lambda x: x['event'] == 'ring_posted' and
                   x['cpu'] == events[d]['cpu'])
         if c is None or r is None:
@@ -95,6 +103,14 @@ def messages(events):
         ts = {k: events[i]['ts'] for k, i in (('ioctl', a), ('post', b), ('cq', c),
                                               ('recv', d), ('ring', r), ('answer', f),
                                               ('scmpl', g), ('sring', h))}
+        # the driver's steps, where its probes fired: its post_send
+        # entry in this ioctl, the request's arrival at the peer, the
+        # last CQE written before the CQ handler ran
+        p = first(events, a, lambda x: x['event'] == 'drv_post' and x['pid'] == e['pid'])
+        w = p is not None and first(events, p, lambda x: x['event'] == 'rxe_rcv')
+        q = last(events, w or a, c, lambda x: x['event'] == 'cq_post')
+        if p is not None and p < b and w and w < c and q is not None:
+            ts.update(drv=events[p]['ts'], wire=events[w]['ts'], cqe=events[q]['ts'])
         out.append(ts)
     return out
 
@@ -120,7 +136,9 @@ def main(argv):
     print(f'{len(msgs)} messages followed')
     print(f'{"step":52s} {"median us":>10s} {"p90 us":>8s}')
     for a, b, name in STEPS:
-        d = [m[b] - m[a] for m in msgs]
+        d = [m[b] - m[a] for m in msgs if a in m and b in m]
+        if not d:
+            continue
         print(f'{name:52s} {statistics.median(d):10.1f} {pct(d, 90):8.1f}')
     print(f'{"rvbench lat half round trip, untraced":52s} {median_us(argv[2]):10.1f}')
     print(f'{"rvbench lat half round trip, traced":52s} {median_us(argv[3]):10.1f}')
