@@ -53,9 +53,11 @@
  *  10. rv_ring.lock        - spinlock (irqsave): the producer side of one
  *                            event ring and its event counters
  *
- * Completion handlers (CQ workqueue) take only 8, 9 and 10, and the
- * receive side reads rv_job_dev.users under RCU: a user is freed only
- * after a grace period that follows its removal from the xarray.
+ * Completion handlers (softirq or a kworker, as cq_poll says) take only
+ * 8, 9 and 10, and the receive side reads rv_job_dev.users under RCU: a
+ * user is freed only after a grace period that follows its removal from
+ * the xarray. POST_WRITE takes 8 with bottom halves disabled, so that
+ * softirq work its ib_post_send() raises runs when it re-enables them.
  */
 #ifndef RV_H
 #define RV_H
@@ -87,6 +89,9 @@ struct rv_conn;
 #define RV_Q_DEPTH_MAX 65536
 #define RV_MR_CACHE_SIZE_MAX 1048576	/* MB */
 
+/* cq_poll: the poll context rv_quirk_cq_poll() picks per device. */
+#define RV_CQ_POLL_AUTO -1
+
 /* Module parameters, validated at load (rv_params.c). */
 struct rv_params {
 	unsigned int num_conn;
@@ -96,7 +101,7 @@ struct rv_params {
 	u64 service_id;
 	unsigned int min_hb_interval;		/* ms */
 	unsigned int max_reconnect_timeout;	/* s */
-	enum ib_poll_context cq_poll;		/* where completions run */
+	int cq_poll;	/* RV_CQ_POLL_AUTO or an enum ib_poll_context */
 };
 
 extern struct rv_params rv_params;

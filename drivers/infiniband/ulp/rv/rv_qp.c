@@ -4,7 +4,7 @@
  * through the CM's states, and the liveness tick (heartbeat and stall
  * watchdog). The data path is in rv_send.c and rv_recv.c.
  *
- * Each QP has one CQ (ib_alloc_cq, poll context cq_poll) for both
+ * Each QP has one CQ (ib_alloc_cq, poll context as cq_poll says) for both
  * directions; every work request carries a struct ib_cqe whose done
  * callback (rv_send.c, rv_recv.c) handles its completion.
  */
@@ -93,7 +93,8 @@ int rv_qp_create(struct rv_sconn *s)
 
 	lockdep_assert_held(&s->mutex);
 	cq = ib_alloc_cq(ibdev, s, ncqe, s->index % ibdev->num_comp_vectors,
-			 rv_params.cq_poll);
+			 rv_params.cq_poll == RV_CQ_POLL_AUTO ?
+			 rv_quirk_cq_poll(ibdev) : rv_params.cq_poll);
 	if (IS_ERR(cq))
 		return PTR_ERR(cq);
 

@@ -10,6 +10,7 @@
  * flushes what it holds with an error status. A failed completion or post
  * reports a loss to the QP's state machine (rv_sconn_lost()).
  */
+#include <linux/bottom_half.h>
 #include <linux/uaccess.h>
 
 #include "rv_conn.h"
@@ -123,6 +124,12 @@ static int rv_sconn_post_write(struct rv_sconn *s, struct rv_user *user,
 	bool lost = false;
 	int ret;
 
+	/*
+	 * Softirq work the post raises (a driver's send tasklet, as rxe's for
+	 * kernel QPs up to 6.3) then runs at local_bh_enable(), in this call,
+	 * not after a wakeup of ksoftirqd.
+	 */
+	local_bh_disable();
 	spin_lock_irqsave(&s->lock, flags);
 	out->sconn_index = s->index;
 	out->conn_count = s->conn_count;
@@ -164,6 +171,7 @@ static int rv_sconn_post_write(struct rv_sconn *s, struct rv_user *user,
 	s->stats.post_write_bytes += in->length;
 out:
 	spin_unlock_irqrestore(&s->lock, flags);
+	local_bh_enable();
 	if (lost)
 		rv_sconn_lost(s);
 	return ret;

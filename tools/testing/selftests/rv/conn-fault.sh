@@ -41,7 +41,8 @@ declare -A what=(
 
 [ -x "$tests" ] || tap_bail "$tests not built (make userspace)"
 modprobe -a ib_uverbs ib_cm || tap_bail "modprobe ib_uverbs ib_cm"
-insmod "${RV_KO:?vm-run sets RV_KO}" || tap_bail "insmod $RV_KO"
+# shellcheck disable=SC2086 # a list of module parameters
+insmod "${RV_KO:?vm-run sets RV_KO}" ${RV_INSMOD_ARGS:-} || tap_bail "insmod $RV_KO"
 
 for c in "$@"; do
 	[ -n "${what[$c]:-}" ] || tap_bail "unknown case $c"

@@ -39,5 +39,6 @@ show() {
 
 load_rv() {
 	modprobe -a ib_uverbs ib_cm 2>/dev/null
-	insmod "$ko" || tap_bail "insmod $ko"
+	# shellcheck disable=SC2086 # a list of module parameters
+	insmod "$ko" ${RV_INSMOD_ARGS:-} || tap_bail "insmod $ko"
 }

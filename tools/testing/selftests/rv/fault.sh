@@ -91,7 +91,8 @@ fi
 # --rxe).
 IFS=, read -r -a deps <<<"$(modinfo -F depends "$ko" 2>/dev/null)"
 modprobe -a crc32_generic rdma_rxe ib_uverbs ib_cm "${deps[@]}" 2>/dev/null
-if insmod "$ko"; then
+# shellcheck disable=SC2086 # a list of module parameters
+if insmod "$ko" ${RV_INSMOD_ARGS:-}; then
 	tap_ok "insmod $(basename "$ko")"
 else
 	tap_bail "insmod $ko"

@@ -47,7 +47,8 @@ tap_plan 6
 # rv.ko's dependencies: insmod does not load them.
 IFS=, read -r -a deps <<<"$(modinfo -F depends "$ko" 2>/dev/null)"
 modprobe -a ib_cm "${deps[@]}" 2>/dev/null || true
-if insmod "$ko"; then
+# shellcheck disable=SC2086 # a list of module parameters
+if insmod "$ko" ${RV_INSMOD_ARGS:-}; then
 	tap_ok "insmod rv.ko"
 else
 	tap_bail "insmod $ko failed"

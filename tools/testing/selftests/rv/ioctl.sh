@@ -11,7 +11,8 @@ ko=${RV_KO:?vm-run sets RV_KO: the rv.ko of the kernel it boots}
 tests=${RV_VM_TESTS:-${RV_BUILD_DIR:-$top/build}/userspace/tests/vm/rv_vm_tests}
 rvinfo=${RV_RVINFO:-${RV_BUILD_DIR:-$top/build}/userspace/tools/rvinfo}
 
-insmod "$ko" || { echo "not ok 1 - insmod rv.ko"; exit 1; }
+# shellcheck disable=SC2086 # a list of module parameters
+insmod "$ko" ${RV_INSMOD_ARGS:-} || { echo "not ok 1 - insmod rv.ko"; exit 1; }
 RV_RVINFO=$rvinfo "$tests"
 rc=$?
 rmmod rv || { echo "# rmmod rv failed after the ioctl tests"; rc=1; }

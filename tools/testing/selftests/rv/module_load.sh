@@ -77,6 +77,7 @@ for b in "${bounds[@]}"; do
 done
 tap_check "default service_id" \
 	[ "$(cat $params/service_id)" = 0x1000125500000001 ]
+tap_check "default cq_poll=auto" [ "$(cat $params/cq_poll)" = auto ]
 added=$(kmsg_since $mark | grep -c 'rv: added')
 dyndbg_check "ib_client added ${#nodes[@]} devices (saw $added)" \
 	[ "$added" -eq "${#nodes[@]}" ]
@@ -132,6 +133,16 @@ for v in 0x1 0xffffffffffffffff; do
 	fi
 done
 
+for v in auto softirq workqueue unbound; do
+	if insmod "$ko" "cq_poll=$v" && [ "$(cat "$params/cq_poll")" = "$v" ] &&
+	   unload; then
+		tap_ok "insmod cq_poll=$v"
+	else
+		tap_not_ok "insmod cq_poll=$v"
+		unload
+	fi
+done
+
 # Out of range, malformed: refused, with a message naming the parameter.
 refuse() {
 	local name=$1 v=$2
@@ -161,5 +172,7 @@ done
 refuse service_id 0
 refuse service_id 0x1ffffffffffffffff
 refuse service_id bogus
+refuse cq_poll bogus
+refuse cq_poll direct
 
 tap_done
