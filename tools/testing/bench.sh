@@ -11,7 +11,8 @@
 #                    [--lat-sizes LIST] [--lat-iters N] [--variants V]
 #       rv against perftest on the two rxe nodes: rvbench bw and lat
 #       (client on the first node, server on the second), then ib_write_bw
-#       and ib_write_lat the same way round (server on the second node,
+#       and ib_write_lat (and ib_send_lat, the floor with a receive
+#       completion) the same way round (server on the second node,
 #       RC, TCP out of band, no rdma_cm), one run per size; prints each
 #       tool's numbers and the ratios rvbench/perftest per size.
 #       bw runs twice per size: as it is (the receiver checks every byte
@@ -233,6 +234,9 @@ for s in "${lats[@]}"; do
 	}
 	run_variants rv_lat %v
 	cpu_run "$out/cpu-pt-lat-$b" perftest ib_write_lat "$b" "$lat_iters" "$out/pt-lat-$b"
+	# The floor with a receive completion, which a write with immediate
+	# has and ib_write_lat's (the receiver polls the buffer) has not.
+	perftest ib_send_lat "$b" "$lat_iters" "$out/pt-slat-$b"
 	echo "$b B x $lat_iters done"
 done
 
@@ -293,19 +297,21 @@ echo "== rvbench / perftest"
 	    if int(pt[1]) != int(n):
 	        print("  (but ib_write_bw wrote %d messages)" % int(pt[1]))
 	print()
-	print("%9s %6s %-22s %9s %9s %6s %9s %9s %6s %5s" % ("size", "iters",
+	print("%9s %6s %-22s %9s %9s %6s %9s %9s %6s %5s %9s %6s" % ("size", "iters",
 	      "rv parameters", "rv med us", "pt med us", "ratio", "rv p99 us",
-	      "pt p99 us", "ratio", "wrong"))
+	      "pt p99 us", "ratio", "wrong", "send med", "ratio"))
 	for s in sys.argv[3].split(","):
 	    b = size(s)
 	    # bytes, iterations, t_min, t_max, t_typical, t_avg, t_stdev, 99%, 99.9%
 	    pt = next(rows(os.path.join(out, "pt-lat-%d" % b)))
+	    st = next(rows(os.path.join(out, "pt-slat-%d" % b)))
 	    for i in range(len(variants)):
 	        r = result("rv-lat-%d-%d.json" % (b, i))
-	        print("%9d %6d %-22s %9.2f %9.2f %6s %9.2f %9.2f %6s %5d" % (b,
+	        print("%9d %6d %-22s %9.2f %9.2f %6s %9.2f %9.2f %6s %5d %9.2f %6s" % (b,
 	              r["iters"], vname(i), r["median_ns"] / 1e3, pt[4],
 	              ratio(r["median_ns"] / 1e3, pt[4]), r["p99_ns"] / 1e3, pt[7],
-	              ratio(r["p99_ns"] / 1e3, pt[7]), r["mismatches"]))
+	              ratio(r["p99_ns"] / 1e3, pt[7]), r["mismatches"], st[4],
+	              ratio(r["median_ns"] / 1e3, st[4])))
 	        cpu_rows.append("%9d %-22s lat   %s" % (b, vname(i),
 	                        cpu("rv-lat-%d-%d" % (b, i), r["iters"])))
 	    cpu_rows.append("%9d %-22s lat   %s" % (b, "ib_write_lat",
@@ -324,6 +330,9 @@ echo "== rvbench / perftest"
 	print(" checks nothing. win: writes in flight over the connection (rvbench")
 	print(" --window, less where the buffer has fewer slots); pt t: ib_write_bw -t,")
 	print(" per QP, = win / QPs. rx pkts: the receiver's rcvd_pkts, rv / nv.")
+	print(" lat: pt = ib_write_lat, whose receiver polls the buffer; send med =")
+	print(" ib_send_lat's median, whose receiver polls a receive completion, as")
+	print(" rv's does for a write with immediate.")
 	print(" CPU: the VM's /proc/stat over each whole run, both nodes, setup")
 	print(" included; kernel = system + irq + softirq)")
 	EOF
