@@ -24,9 +24,10 @@
 #       where its buffer has fewer slots: the table's "win"), and the same
 #       messages in total (perftest's -n is per QP: n/Q, n a multiple of
 #       Q, at least 5 Q). perftest's own defaults would be -q 1 -t 128.
-#       --variants 'P1|P2|...': rv runs once per variant, each a list of
+#       --variants 'V1|V2|...': rv runs once per variant, each a list of
 #       rv module parameters (e.g. 'cq_poll=workqueue|cq_poll=softirq'),
-#       rv reloaded with them, in the same boot as one perftest run.
+#       rv reloaded with them, and of rvbench options (words starting
+#       with --, e.g. '--poll=yield'), in the same boot as one perftest run.
 #       Each run also gives the VM's CPU time per write (/proc/stat: user,
 #       and kernel = system + irq + softirq, both nodes together, as both
 #       are this one kernel; the tools' setup included).
@@ -184,13 +185,18 @@ IFS=, read -ra lats <<<"$lat_sizes"
 rv_field() {
 	"$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["results"][0][sys.argv[2]])' "$1" "$2"
 }
-# run_variants: for each variant i, rv reloaded with it, run CMD with
-# %v in its arguments replaced by i.
+# run_variants: for each variant i, rv reloaded with its module
+# parameters and rv_args set to its rvbench options (its words that start
+# with --), run CMD with %v in its arguments replaced by i.
+rv_args=()
 run_variants() {
-	local i a args
+	local i a args params
 	for i in "${!vars[@]}"; do
-		# shellcheck disable=SC2086 # a variant is a list of parameters
-		load_rv ${vars[$i]}
+		params=() rv_args=()
+		for a in ${vars[$i]}; do
+			if [[ $a == --* ]]; then rv_args+=("$a"); else params+=("$a"); fi
+		done
+		load_rv "${params[@]}"
 		args=()
 		for a in "$@"; do args+=("${a//%v/$i}"); done
 		"${args[@]}"
@@ -208,9 +214,10 @@ for s in "${bws[@]}"; do
 	rv=("$rvbench" bw --loopback-nodes "$client,$server" --sizes "$b" --iters "$n"
 		--num-conn "$qps" --window "$window" --json)
 	rv_bw() {
-		cpu_run "$out/cpu-rv-bw-$b-$1" "${rv[@]}" >"$out/rv-bw-$b-$1.json"
-		cpu_run "$out/cpu-rvnv-bw-$b-$1" "${rv[@]}" --no-verify \
-			>"$out/rvnv-bw-$b-$1.json"
+		cpu_run "$out/cpu-rv-bw-$b-$1" "${rv[@]}" "${rv_args[@]}" \
+			>"$out/rv-bw-$b-$1.json"
+		cpu_run "$out/cpu-rvnv-bw-$b-$1" "${rv[@]}" "${rv_args[@]}" \
+			--no-verify >"$out/rvnv-bw-$b-$1.json"
 	}
 	run_variants rv_bw %v
 	# The window rvbench used; perftest's -t is per QP (and it takes at
@@ -230,7 +237,7 @@ for s in "${lats[@]}"; do
 	rv_lat() {
 		cpu_run "$out/cpu-rv-lat-$b-$1" "$rvbench" lat \
 			--loopback-nodes "$client,$server" --sizes "$b" \
-			--iters "$lat_iters" --json >"$out/rv-lat-$b-$1.json"
+			--iters "$lat_iters" --json "${rv_args[@]}" >"$out/rv-lat-$b-$1.json"
 	}
 	run_variants rv_lat %v
 	cpu_run "$out/cpu-pt-lat-$b" perftest ib_write_lat "$b" "$lat_iters" "$out/pt-lat-$b"
