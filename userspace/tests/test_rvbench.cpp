@@ -268,6 +268,8 @@ TEST_F(RvBenchFake, JsonEvictMethod)
 		EXPECT_LE(s.at("hit").at("median_ns").as_uint(),
 			  s.at("hit").at("p99_ns").as_uint());
 		EXPECT_TRUE(s.at("hit_miss_ratio").is_number());
+		EXPECT_EQ(s.at("ioctl_floor").at("calls").as_uint(), 300u);
+		EXPECT_TRUE(s.at("hit_floor_ratio").is_number());
 		EXPECT_EQ(s.find("ibv_reg_mr"), nullptr);
 	}
 	// Per size: 5 + 300 hits; 1 (caching the hit buffer) + 5 + 40 misses.
@@ -302,11 +304,12 @@ TEST_F(RvBenchFake, RegProgress)
 	ASSERT_EQ(r.exit_code, 0) << r.err;
 	JsonValue v = JsonValue::parse(r.out);	// stdout: the JSON alone
 	EXPECT_EQ(v.at("command").as_string(), "reg");
-	// 22 floor calls; 4K: 22 hits, 7 misses; 8M is skipped.
-	EXPECT_THAT(r.err, HasSubstr("rvbench: reg ioctl floor: 1/51 calls (1%), "));
-	EXPECT_THAT(r.err, HasSubstr("rvbench: reg 4 KiB (1/2) hits: 23/51 calls (45%), "));
-	EXPECT_THAT(r.err, HasSubstr("rvbench: reg 4 KiB (1/2) misses: 51/51 calls (100%), "));
-	EXPECT_THAT(r.err, HasSubstr("\nrvbench: reg done: 51/51 calls (100%), "));
+	// 22 floor calls; 4K: 22 floor calls, 22 hits, 7 misses; 8M is skipped.
+	EXPECT_THAT(r.err, HasSubstr("rvbench: reg ioctl floor: 1/73 calls (1%), "));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: reg 4 KiB (1/2) floor: 23/73 calls (31%), "));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: reg 4 KiB (1/2) hits: 45/73 calls (61%), "));
+	EXPECT_THAT(r.err, HasSubstr("rvbench: reg 4 KiB (1/2) misses: 73/73 calls (100%), "));
+	EXPECT_THAT(r.err, HasSubstr("\nrvbench: reg done: 73/73 calls (100%), "));
 
 	// Not a terminal, --no-progress, or --no-progress last: no lines.
 	const std::vector<std::vector<std::string>> quiet = {

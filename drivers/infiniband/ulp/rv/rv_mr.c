@@ -226,13 +226,26 @@ static int rv_mr_check_range(struct rv_user *user, u64 addr, u64 len,
 	return 0;
 }
 
+/* REG_MEM's answer for @e, which the caller keeps from a DEREG meanwhile. */
+static void rv_mr_reg_out(struct rv_mr_entry *e, u64 addr,
+			  struct rv_mem_params_out *out)
+{
+	struct ib_mr *mr = to_rv_mr(e)->mr;
+
+	out->mr_handle = e->handle;
+	/* The MR maps virtual addresses 1:1, so a sub-range starts here. */
+	out->iova = addr;
+	out->lkey = mr->lkey;
+	out->rkey = mr->rkey;
+}
+
 long rv_ioctl_reg_mem(const struct rv_ioctl_ctx *ctx)
 {
 	struct rv_user *user = ctx->user;
 	struct rv_mem_params_out out = {};
 	struct rv_mem_params p = {};
 	struct rv_mr_entry *e;
-	struct ib_mr *mr;
+	unsigned long flags;
 	int ret;
 
 	if (rv_job_dead(user->jdev))
@@ -246,27 +259,36 @@ long rv_ioctl_reg_mem(const struct rv_ioctl_ctx *ctx)
 	if (ret)
 		return ret;
 
-	mutex_lock(&user->reg_mutex);
-	e = rv_mr_cache_reg(&user->cache, p.in.addr, p.in.length,
-			    p.in.access);
-	if (IS_ERR(e)) {
+	/*
+	 * A hit takes no mutex: the answer is read under the cache's lock,
+	 * before a DEREG of the handle (from another thread) can drop the
+	 * reference. A miss registers under reg_mutex and is read before a
+	 * DEREG, which takes it too, can run.
+	 */
+	spin_lock_irqsave(&user->cache.lock, flags);
+	e = rv_mr_cache_hit_locked(&user->cache, p.in.addr, p.in.length,
+				   p.in.access);
+	if (e)
+		rv_mr_reg_out(e, p.in.addr, &out);
+	spin_unlock_irqrestore(&user->cache.lock, flags);
+	if (!e) {
+		mutex_lock(&user->reg_mutex);
+		e = rv_mr_cache_reg(&user->cache, p.in.addr, p.in.length,
+				    p.in.access);
+		if (!IS_ERR(e))
+			rv_mr_reg_out(e, p.in.addr, &out);
 		mutex_unlock(&user->reg_mutex);
-		return PTR_ERR(e);
+		if (IS_ERR(e))
+			return PTR_ERR(e);
 	}
-	/* The user reference keeps the MR; DEREG needs reg_mutex. */
-	mr = to_rv_mr(e)->mr;
-	out.mr_handle = e->handle;
-	/* The MR maps virtual addresses 1:1, so a sub-range starts here. */
-	out.iova = p.in.addr;
-	out.lkey = mr->lkey;
-	out.rkey = mr->rkey;
 	if (copy_to_user(ctx->uarg, &out, sizeof(out))) {
-		rv_mr_cache_dereg(&user->cache, e->handle, e->addr, e->len,
-				  e->access);
-		ret = -EFAULT;
+		mutex_lock(&user->reg_mutex);
+		rv_mr_cache_dereg(&user->cache, out.mr_handle, p.in.addr,
+				  p.in.length, p.in.access);
+		mutex_unlock(&user->reg_mutex);
+		return -EFAULT;
 	}
-	mutex_unlock(&user->reg_mutex);
-	return ret;
+	return 0;
 }
 
 long rv_ioctl_dereg_mem(const struct rv_ioctl_ctx *ctx)

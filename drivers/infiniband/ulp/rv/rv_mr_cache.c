@@ -238,6 +238,22 @@ static bool rv_mr_make_room(struct rv_mr_cache *cache, u64 len,
  * user reference), ERR_PTR(-ENOMEM) if there is no room for a new one
  * (full), or NULL once room is made, the evicted entries on @dead.
  */
+struct rv_mr_entry *rv_mr_cache_hit_locked(struct rv_mr_cache *cache,
+					   u64 addr, u64 len, u32 access)
+{
+	struct rv_mr_entry *e;
+
+	lockdep_assert_held(&cache->lock);
+	e = rv_mr_find(cache, addr, len, access);
+	if (e) {
+		e->user_refs++;
+		rv_mr_ref_taken(cache, e);
+		cache->stats.hit++;
+		rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
+	}
+	return e;
+}
+
 static struct rv_mr_entry *rv_mr_lookup(struct rv_mr_cache *cache, u64 addr,
 					u64 len, u32 access,
 					struct list_head *dead)
@@ -246,13 +262,8 @@ static struct rv_mr_entry *rv_mr_lookup(struct rv_mr_cache *cache, u64 addr,
 	unsigned long flags;
 
 	spin_lock_irqsave(&cache->lock, flags);
-	e = rv_mr_find(cache, addr, len, access);
-	if (e) {
-		e->user_refs++;
-		rv_mr_ref_taken(cache, e);
-		cache->stats.hit++;
-		rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
-	} else if (!rv_mr_make_room(cache, len, dead)) {
+	e = rv_mr_cache_hit_locked(cache, addr, len, access);
+	if (!e && !rv_mr_make_room(cache, len, dead)) {
 		cache->stats.full++;
 		trace_rv_mr_cache(cache, addr, len, access, RV_MR_TRACE_FULL);
 		e = ERR_PTR(-ENOMEM);

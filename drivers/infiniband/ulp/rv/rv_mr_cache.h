@@ -112,6 +112,16 @@ struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
 				    u64 len, u32 access);
 
 /*
+ * REG_MEM's hit alone, with cache->lock held: the live entry containing
+ * [addr, addr + len) with exactly @access, a user reference taken and the
+ * hit counted; or NULL (nothing is counted: rv_mr_cache_reg() follows).
+ * Lets the caller read the entry before the lock is dropped, so a hit
+ * needs no lock the caller serialises misses with. Does not sleep.
+ */
+struct rv_mr_entry *rv_mr_cache_hit_locked(struct rv_mr_cache *cache,
+					   u64 addr, u64 len, u32 access);
+
+/*
  * DEREG_MEM: drop one user reference of the entry @handle, which must
  * contain [addr, addr + len) (the range given to REG_MEM, possibly a
  * sub-range of the entry), have exactly this access and hold a user
