@@ -173,6 +173,20 @@ else
 	tap_not_ok "the guest's crng is ready before its second CPU starts" \
 		"crng init done at console line ${crng:-none}, secondary CPUs at ${smp:-none}"
 fi
+# So must every static key the boot flips (sched_clock's at late_initcall):
+# the kernel boots on one CPU (maxcpus=1) and stage 1 brings the second
+# online, after the kernel ran /init.
+log=$LOG/boot/console.log
+init=$(grep -n 'Run /init as init process' "$log" | head -n1 | cut -d: -f1)
+cpu1=$(grep -n 'smpboot: Booting Node 0 Processor 1 ' "$log" | head -n1 | cut -d: -f1)
+clock=$(grep -n 'sched_clock: Marking stable' "$log" | head -n1 | cut -d: -f1)
+if grep -q 'smp: Brought up 1 node, 1 CPU' "$log" && [ -n "$init" ] &&
+   [ -n "$cpu1" ] && [ "$init" -lt "$cpu1" ] && [ "${clock:-0}" -lt "$cpu1" ]; then
+	tap_ok "the guest boots on one CPU and brings its second online from /init"
+else
+	tap_not_ok "the guest boots on one CPU and brings its second online from /init" \
+		"/init at console line ${init:-none}, CPU 1 online at ${cpu1:-none}, sched_clock stable at ${clock:-none}"
+fi
 tap_diag "boot time (vm-run start to guest userspace): ${BOOT_SECS:-?}s, whole run ${RUN1_SECS}s"
 # Every progress line says when; the last one gives the total.
 untimed=$(grep -vE '^vm-run: (\[\+[0-9]+\.[0-9]{2}s\] |total [0-9]+\.[0-9]{2} s, exit status )' "$LOG/boot.err" || true)
