@@ -11,7 +11,7 @@
 # drops every packet instead), for RV_SOAK_SECONDS (30). Each VM runs one
 # rv_soak --two-vm controller; they talk over TCP (VM a listens on
 # RV_SOAK_PORT, 18730; VM b connects to RV_PEER_IP), across the link
-# that goes down. TAP output, on each VM:
+# that goes down (the drops spare it). TAP output, on each VM:
 #   - rv_soak ran to the end and every invariant held, over both VMs'
 #     numbers (the summary as diagnostics)
 #   - no completion lost, no byte corrupted
@@ -46,7 +46,8 @@ netdev=$(rv_netdev 0) || tap_bail "no netdev (RV_NETDEVS)"
 [ -n "${RV_PEER_IP:-}" ] || tap_bail "no RV_PEER_IP (vm-run --two-vm)"
 [ -x "$soak" ] || tap_bail "$soak not built (cmake --build ... --target rv_soak)"
 modprobe -a ib_uverbs ib_cm 2>/dev/null
-[ "$mode" != drop ] || modprobe sch_netem 2>/dev/null
+# (drop: netem for all but the controllers' TCP, which prio and u32 spare)
+[ "$mode" != drop ] || modprobe -a sch_netem sch_prio cls_u32 2>/dev/null
 insmod "$ko" || tap_bail "insmod $ko"
 before=$(rdma_objects)
 rx0=$(rxe_rcvd_pkts "$d0")

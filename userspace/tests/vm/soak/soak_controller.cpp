@@ -407,6 +407,8 @@ void Controller::traffic()
 	if (!o_.quiet)
 		std::fprintf(stderr, "%s: sending for %.0f s\n", prog, o_.seconds);
 	broadcast(sm_go);
+	if (two_vm_)
+		link_.reset_longest_gap();
 	if (flapping()) {
 		flapper_done_ = false;
 		std::thread([this] { flapper(); }).swap(flap_thread_);
@@ -465,6 +467,10 @@ void Controller::drain()
 	}
 	t_drained_ = clock::now();
 	drain_s_ = since(t_stop_, t_drained_);
+	if (two_vm_)
+		link_gap_s_ = std::chrono::duration<double>(
+				      std::max(link_.longest_gap(), link_.silence()))
+				      .count();
 	if (!drained_) {
 		snapshot("the drain timed out");
 		fail("not every process finished what it had in flight within " +

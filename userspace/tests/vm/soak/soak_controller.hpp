@@ -235,6 +235,8 @@ private:
 	ControlLink link_;
 	clock::time_point last_ping_;
 	std::size_t flaps_sent_ = 0;
+	double link_gap_s_ = 0;		// the longest silence of the other
+					// controller, from the go to drained
 	std::optional<CtlHello> peer_hello_;
 	std::optional<CtlReady> peer_ready_;
 	bool go_ = false;

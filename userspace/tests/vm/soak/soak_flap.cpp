@@ -45,15 +45,29 @@ void tc_batch(const std::string &commands)
 
 } // namespace
 
-void drop_all(milliseconds down_for, Flap &f, clock::time_point t0)
+void drop_all(milliseconds down_for, Flap &f, clock::time_point t0,
+	      std::uint16_t spare_port)
 {
 	std::string add;
 	std::string del;
 	for (const rv::test::Node &x : rv::test::nodes()) {
 		if (x.netdev.empty())
 			continue;
-		add += "qdisc replace dev " + x.netdev + " root netem loss 100%\n";
-		del += "qdisc del dev " + x.netdev + " root\n";
+		const std::string dev = " dev " + x.netdev;
+		del += "qdisc del" + dev + " root\n";
+		if (!spare_port) {
+			add += "qdisc replace" + dev + " root netem loss 100%\n";
+			continue;
+		}
+		// Every packet to band 1 (netem), but TCP to or from
+		// spare_port to band 0 (a plain FIFO).
+		add += "qdisc replace" + dev + " root handle 1: prio bands 2 priomap"
+		       " 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n";
+		add += "qdisc add" + dev + " parent 1:2 handle 12: netem loss 100%\n";
+		for (const char *end : {"sport", "dport"})
+			add += "filter add" + dev + " parent 1: protocol ip prio 1 u32"
+			       " match ip protocol 6 0xff match ip " + end + " " +
+			       std::to_string(spare_port) + " 0xffff flowid 1:1\n";
 	}
 	tc_batch(add);
 	f.start_s = since(t0);
@@ -123,7 +137,8 @@ void Controller::flapper()
 		f.down_ms = down;
 		try {
 			if (o_.flap_drop)
-				drop_all(milliseconds(down), f, t0_);
+				drop_all(milliseconds(down), f, t0_,
+					 two_vm_ ? o_.control_port : 0);
 			else
 				flap_link(n_[o_.flap_node], milliseconds(down), links_, f, t0_);
 		} catch (const std::exception &e) {

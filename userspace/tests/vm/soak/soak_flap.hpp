@@ -6,6 +6,7 @@
 #define RV_SOAK_SOAK_FLAP_HPP
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,15 @@ struct Flap {
 };
 
 // --flap-mode drop: the links stay up (the ports ACTIVE) and every packet
-// that leaves a node's netdev is dropped for down_for.
+// that leaves a node's netdev is dropped for down_for, except TCP to or
+// from spare_port (not 0): the two controllers' own connection
+// (--two-vm), which must not lose packets itself. TCP backs off
+// exponentially while its retransmissions are lost: after 12 s of drops
+// the next retransmission may come tens of seconds later and fall into
+// the next drop, and the grants and releases that it carries, without
+// which no process sends, wait for minutes.
 void drop_all(std::chrono::milliseconds down_for, Flap &f,
-	      std::chrono::steady_clock::time_point t0);
+	      std::chrono::steady_clock::time_point t0, std::uint16_t spare_port);
 
 // link_flap() of conn_util with the times of its steps, and with the
 // routes and neighbours of every node's netdev saved once before the run

@@ -154,8 +154,11 @@ std::optional<rv::test::Msg> ControlLink::recv()
 	if (!open())
 		throw std::system_error(EPIPE, std::generic_category(), "control link closed");
 	std::optional<rv::test::Msg> m = ch_.recv(milliseconds(0));
-	if (m)
-		heard_ = clock::now();
+	if (m) {
+		const auto now = clock::now();
+		gap_ = std::max(gap_, now - heard_);
+		heard_ = now;
+	}
 	return m;
 }
 

@@ -72,6 +72,11 @@ public:
 	{
 		return clock::now() - heard_;
 	}
+	// The longest time between two messages that arrived since
+	// the last reset_longest_gap() (the peer pings every second: more
+	// is TCP waiting to retransmit).
+	[[nodiscard]] clock::duration longest_gap() const noexcept { return gap_; }
+	void reset_longest_gap() noexcept { gap_ = {}; }
 	void close() noexcept;
 
 private:
@@ -81,6 +86,7 @@ private:
 	std::deque<rv::test::Msg> out_;
 	std::size_t off_ = 0;		// bytes of out_.front() written
 	clock::time_point heard_ = clock::now();
+	clock::duration gap_{};
 };
 
 } // namespace rv::soak
