@@ -89,9 +89,6 @@ struct rv_conn;
 #define RV_Q_DEPTH_MAX 65536
 #define RV_MR_CACHE_SIZE_MAX 1048576	/* MB */
 
-/* cq_poll: the poll context rv_quirk_cq_poll() picks per device. */
-#define RV_CQ_POLL_AUTO -1
-
 /* Module parameters, validated at load (rv_params.c). */
 struct rv_params {
 	unsigned int num_conn;
@@ -101,7 +98,7 @@ struct rv_params {
 	u64 service_id;
 	unsigned int min_hb_interval;		/* ms */
 	unsigned int max_reconnect_timeout;	/* s */
-	int cq_poll;	/* RV_CQ_POLL_AUTO or an enum ib_poll_context */
+	enum ib_poll_context cq_poll;		/* where completions run */
 };
 
 extern struct rv_params rv_params;

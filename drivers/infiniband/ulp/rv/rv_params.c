@@ -39,7 +39,7 @@ struct rv_params rv_params = {
 	.service_id = 0x1000125500000001ULL,
 	.min_hb_interval = RV_MIN_HB_INTERVAL_DEF,
 	.max_reconnect_timeout = RV_MAX_RECONNECT_TIMEOUT_DEF,
-	.cq_poll = RV_CQ_POLL_AUTO,
+	.cq_poll = IB_POLL_WORKQUEUE,
 };
 
 struct rv_uint_range {
@@ -155,15 +155,14 @@ MODULE_PARM_DESC(service_id,
 		 "IB CM service id, when ATTACH passes 0 (64-bit, non-zero, default 0x1000125500000001)");
 
 /*
- * Where the CQs' completions are handled (ib_alloc_cq's poll context):
- * "auto" lets rv pick per device (rv_quirk_cq_poll()); the others force
- * softirq, or a kworker of ib_core's per-CPU or unbound workqueue.
+ * Where the CQs' completions are handled (ib_alloc_cq's poll context): a
+ * kworker of ib_core's per-CPU (default) or unbound workqueue, or
+ * softirq. docs/performance.md has what each costs on soft-RoCE.
  */
 static const char * const rv_cq_poll_names[] = {
 	[IB_POLL_SOFTIRQ] = "softirq",
 	[IB_POLL_WORKQUEUE] = "workqueue",
 	[IB_POLL_UNBOUND_WORKQUEUE] = "unbound",
-	[IB_POLL_UNBOUND_WORKQUEUE + 1] = "auto",
 };
 
 static int rv_param_set_cq_poll(const char *buf, const struct kernel_param *kp)
@@ -171,21 +170,17 @@ static int rv_param_set_cq_poll(const char *buf, const struct kernel_param *kp)
 	int i = sysfs_match_string(rv_cq_poll_names, buf);
 
 	if (i < 0) {
-		pr_err(RV_DRV_NAME ": cq_poll=%s is invalid: must be auto, softirq, workqueue or unbound\n",
+		pr_err(RV_DRV_NAME ": cq_poll=%s is invalid: must be workqueue, unbound or softirq\n",
 		       buf);
 		return -EINVAL;
 	}
-	rv_params.cq_poll = i > IB_POLL_UNBOUND_WORKQUEUE ? RV_CQ_POLL_AUTO : i;
+	rv_params.cq_poll = i;
 	return 0;
 }
 
 static int rv_param_get_cq_poll(char *buf, const struct kernel_param *kp)
 {
-	int i = rv_params.cq_poll;
-
-	if (i == RV_CQ_POLL_AUTO)
-		i = IB_POLL_UNBOUND_WORKQUEUE + 1;
-	return sysfs_emit(buf, "%s\n", rv_cq_poll_names[i]);
+	return sysfs_emit(buf, "%s\n", rv_cq_poll_names[rv_params.cq_poll]);
 }
 
 static const struct kernel_param_ops rv_cq_poll_ops = {
@@ -195,4 +190,4 @@ static const struct kernel_param_ops rv_cq_poll_ops = {
 
 module_param_cb(cq_poll, &rv_cq_poll_ops, NULL, 0444);
 MODULE_PARM_DESC(cq_poll,
-		 "where completions are handled; auto: softirq, or ib_core's workqueue on soft-RoCE since 6.4 (auto, softirq, workqueue or unbound, default auto)");
+		 "where completions are handled: a kworker of ib_core's per-CPU or unbound workqueue, or softirq (workqueue, unbound or softirq, default workqueue)");

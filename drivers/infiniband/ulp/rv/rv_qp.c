@@ -93,8 +93,7 @@ int rv_qp_create(struct rv_sconn *s)
 
 	lockdep_assert_held(&s->mutex);
 	cq = ib_alloc_cq(ibdev, s, ncqe, s->index % ibdev->num_comp_vectors,
-			 rv_params.cq_poll == RV_CQ_POLL_AUTO ?
-			 rv_quirk_cq_poll(ibdev) : rv_params.cq_poll);
+			 rv_params.cq_poll);
 	if (IS_ERR(cq))
 		return PTR_ERR(cq);
 

@@ -15,14 +15,6 @@
  * Remove tasklet call from rxe_cq.c"). Once the QP is destroyed nothing
  * schedules the tasklet again, so letting every pending tasklet run
  * before the free makes it safe.
- *
- * The CQ poll context (cq_poll=auto). Completions are cheapest handled in
- * the context the driver notifies from, with no thread to wake: softirq,
- * as NICs notify from their interrupt (and rxe up to 6.3 from a tasklet).
- * rxe since 6.4 runs all its work, and notifies, from a workqueue: there
- * softirq work is raised outside an interrupt and waits for ksoftirqd,
- * and ib_core's high-priority workqueue is quicker.
- * docs/performance.md has the measurements.
  */
 #include <linux/completion.h>
 #include <linux/cpu.h>
@@ -87,13 +79,4 @@ void rv_quirk_free_cq(struct ib_cq *cq)
 		rv_tasklet_barrier();
 #endif
 	ib_free_cq(cq);
-}
-
-enum ib_poll_context rv_quirk_cq_poll(struct ib_device *dev)
-{
-#ifndef RV_RXE_CQ_TASKLET
-	if (dev->ops.driver_id == RDMA_DRIVER_RXE)
-		return IB_POLL_WORKQUEUE;
-#endif
-	return IB_POLL_SOFTIRQ;
 }

@@ -9,6 +9,5 @@
 #include <rdma/ib_verbs.h>
 
 void rv_quirk_free_cq(struct ib_cq *cq);
-enum ib_poll_context rv_quirk_cq_poll(struct ib_device *dev);
 
 #endif /* RV_QUIRKS_H */

@@ -21,10 +21,9 @@ echo "<5>rv-debug-suite: start" >/dev/kmsg
 # trace-cmd's disable, 2026-11-22). They run on Debian's kernel.
 export GTEST_FILTER=${GTEST_FILTER:--Observability.Trace*}
 
-# rv's completions in softirq context, as rv gives NICs by default
-# (cq_poll=auto): lockdep and KASAN then see that context, which 6.12's
-# soft-RoCE would not get from auto (the 6.1 module tier runs auto's
-# softirq, the 6.12 one its workqueue). Every group's insmod takes these.
+# rv's completions in softirq context (cq_poll=softirq): lockdep and
+# KASAN then see that context, which the module tiers, on the default
+# workqueue, do not. Every group's insmod takes these.
 export RV_INSMOD_ARGS=${RV_INSMOD_ARGS-cq_poll=softirq}
 
 # The groups, each after a bed check and followed by group-check.sh. Last,

@@ -77,7 +77,7 @@ for b in "${bounds[@]}"; do
 done
 tap_check "default service_id" \
 	[ "$(cat $params/service_id)" = 0x1000125500000001 ]
-tap_check "default cq_poll=auto" [ "$(cat $params/cq_poll)" = auto ]
+tap_check "default cq_poll=workqueue" [ "$(cat $params/cq_poll)" = workqueue ]
 added=$(kmsg_since $mark | grep -c 'rv: added')
 dyndbg_check "ib_client added ${#nodes[@]} devices (saw $added)" \
 	[ "$added" -eq "${#nodes[@]}" ]
@@ -133,7 +133,7 @@ for v in 0x1 0xffffffffffffffff; do
 	fi
 done
 
-for v in auto softirq workqueue unbound; do
+for v in workqueue unbound softirq; do
 	if insmod "$ko" "cq_poll=$v" && [ "$(cat "$params/cq_poll")" = "$v" ] &&
 	   unload; then
 		tap_ok "insmod cq_poll=$v"
@@ -174,5 +174,6 @@ refuse service_id 0x1ffffffffffffffff
 refuse service_id bogus
 refuse cq_poll bogus
 refuse cq_poll direct
+refuse cq_poll auto
 
 tap_done
