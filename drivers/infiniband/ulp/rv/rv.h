@@ -29,7 +29,7 @@
  *                            that may not have seen it, then frees every
  *                            verbs object of the job
  *   1. rv_file.lock        - ATTACH and CAPABILITY of one file
- *   2. rv_user.reg_mutex   - REG_MEM and EVICT of one process
+ *   2. rv_user.reg_mutex   - REG_MEM's misses and EVICT of one process
  *   3. mm->mmap_lock       - taken by ib_reg_user_mr() and MMU notifier
  *                            registration; held when rv_mmap() and the
  *                            MMU notifier callback run, so neither may take
@@ -187,7 +187,7 @@ struct rv_user {
 	u32 mr_cache_mb;
 	u64 max_fmr_size;
 	struct rv_ring ring;		/* num == 0: no ring */
-	struct mutex reg_mutex;		/* REG_MEM, EVICT: see lock order */
+	struct mutex reg_mutex;		/* REG_MEM misses, EVICT: lock order */
 	struct rv_mr_cache cache;
 	struct list_head zombies;	/* dead MRs, under cache.lock */
 	struct work_struct zombie_work;	/* destroys zombies */

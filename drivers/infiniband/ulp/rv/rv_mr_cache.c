@@ -233,11 +233,6 @@ static bool rv_mr_make_room(struct rv_mr_cache *cache, u64 len,
 	return true;
 }
 
-/*
- * REG_MEM's look-up, under cache->lock: a live entry (a hit, with a new
- * user reference), ERR_PTR(-ENOMEM) if there is no room for a new one
- * (full), or NULL once room is made, the evicted entries on @dead.
- */
 struct rv_mr_entry *rv_mr_cache_hit_locked(struct rv_mr_cache *cache,
 					   u64 addr, u64 len, u32 access)
 {
@@ -254,6 +249,11 @@ struct rv_mr_entry *rv_mr_cache_hit_locked(struct rv_mr_cache *cache,
 	return e;
 }
 
+/*
+ * REG_MEM's look-up, under cache->lock: a live entry (a hit, with a new
+ * user reference), ERR_PTR(-ENOMEM) if there is no room for a new one
+ * (full), or NULL once room is made, the evicted entries on @dead.
+ */
 static struct rv_mr_entry *rv_mr_lookup(struct rv_mr_cache *cache, u64 addr,
 					u64 len, u32 access,
 					struct list_head *dead)

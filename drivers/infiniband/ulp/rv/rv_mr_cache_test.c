@@ -418,6 +418,60 @@ static void rv_mr_test_containment(struct kunit *test)
 	check_cache(f);
 }
 
+/*
+ * REG_MEM's hit alone (rv_mr_cache_hit_locked): a contained live entry
+ * gets a user reference and a hit; anything else is NULL and counts
+ * nothing, for rv_mr_cache_reg() to follow.
+ */
+static struct rv_mr_entry *hit(struct fake *f, u64 addr, u64 len, u32 access)
+{
+	struct rv_mr_entry *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&f->cache.lock, flags);
+	e = rv_mr_cache_hit_locked(&f->cache, addr, len, access);
+	spin_unlock_irqrestore(&f->cache.lock, flags);
+	if (e)
+		f->reg_calls++;		/* a REG_MEM, counted as its hit */
+	return e;
+}
+
+static void rv_mr_test_hit_locked(struct kunit *test)
+{
+	struct fake *f = test->priv;
+	struct rv_cache_stats_params_out s;
+	struct rv_mr_entry *a;
+
+	/* Empty: nothing found, nothing counted. */
+	KUNIT_EXPECT_NULL(test, hit(f, 0x10000, PG, ACC_R));
+	s = stats(f);
+	KUNIT_EXPECT_EQ(test, s.hit + s.miss + s.full + s.failed, 0ULL);
+
+	/* Cached and unreferenced: found, referenced, counted once. */
+	a = reg_ok(f, 0x10000, 2 * PG, ACC_R);
+	dereg_ok(f, a);
+	KUNIT_EXPECT_PTR_EQ(test, hit(f, 0x10001, PG, ACC_R), a);
+	KUNIT_EXPECT_EQ(test, a->user_refs, 1U);
+	s = stats(f);
+	KUNIT_EXPECT_EQ(test, s.hit, 1ULL);
+	KUNIT_EXPECT_EQ(test, s.miss, 1ULL);
+	KUNIT_EXPECT_EQ(test, s.inuse, 1U);
+
+	/* Another access, or a range not contained: NULL, nothing counted. */
+	KUNIT_EXPECT_NULL(test, hit(f, 0x10000, PG, ACC_RW));
+	KUNIT_EXPECT_NULL(test, hit(f, 0x10000, 2 * PG + 1, ACC_R));
+	KUNIT_EXPECT_EQ(test, stats(f).hit, 1ULL);
+	KUNIT_EXPECT_EQ(test, a->user_refs, 1U);
+
+	/* Stale: no longer found. */
+	fake_invalidate(f, 0x10000, 0x11000);
+	KUNIT_EXPECT_TRUE(test, a->stale);
+	KUNIT_EXPECT_NULL(test, hit(f, 0x10000, PG, ACC_R));
+	dereg_ok(f, a);
+	KUNIT_EXPECT_EQ(test, stats(f).hit, 1ULL);
+	check_cache(f);
+}
+
 /* The access must be equal, not merely compatible. */
 static void rv_mr_test_access(struct kunit *test)
 {
@@ -1283,6 +1337,7 @@ static void rv_mr_test_random(struct kunit *test)
 
 static struct kunit_case rv_mr_cache_test_cases[] = {
 	KUNIT_CASE(rv_mr_test_containment),
+	KUNIT_CASE(rv_mr_test_hit_locked),
 	KUNIT_CASE(rv_mr_test_access),
 	KUNIT_CASE(rv_mr_test_lru),
 	KUNIT_CASE(rv_mr_test_full),
