@@ -579,12 +579,27 @@ struct rv_mem_params_r1 {
  * successful call takes one reference, which RV_IOCTL_DEREG_MEM drops; a
  * referenced MR is never evicted.
  *
- * A change of the memory under a cached MR (munmap, mremap,
- * MADV_DONTNEED, migration, fork's copy-on-write; not mprotect, NUMA
- * balancing or soft-dirty tracking) removes it from lookup at once. One
- * still referenced turns stale: RV_IOCTL_DEREG_MEM accepts it,
- * RV_IOCTL_POST_RDMA_WR_IMMED does not, and its last reference
- * deregisters it.
+ * MR lifetime: an MR that RV_IOCTL_REG_MEM returned stays valid, for
+ * RV_IOCTL_POST_RDMA_WR_IMMED and for the peer's writes to its rkey,
+ * until the RV_IOCTL_DEREG_MEM of that reference, whatever happens to the
+ * process's memory meanwhile: it keeps the pages it pinned. What the
+ * memory does only decides whether a later RV_IOCTL_REG_MEM finds the MR
+ * in the cache:
+ * * munmap, mremap and mmap MAP_FIXED over it remove it from lookup at
+ *   once;
+ * * events that may or may not replace its pages or take away the access
+ *   it was made with (a huge page collapse attempt or split, reclaim,
+ *   migration and compaction attempts, KSM, MADV_DONTNEED, MADV_FREE,
+ *   copy-on-write, mprotect, NUMA balancing scans) mark it: the next
+ *   RV_IOCTL_REG_MEM that finds it compares its pages with those the
+ *   process maps there now, with the same access check as a first
+ *   registration, and misses if they differ;
+ * * fork (the parent keeps its pinned pages), writeback and soft-dirty
+ *   tracking change nothing.
+ * An MR removed from lookup while referenced is stale: it serves its
+ * holders until their RV_IOCTL_DEREG_MEM, and the last one deregisters
+ * it. Posting from memory that was unmapped or replaced sends the bytes
+ * of the pages the MR pinned, as with any verbs MR.
  *
  * Each call that gets past the checks of its argument is counted in one
  * of hit, miss, full and failed of RV_IOCTL_GET_CACHE_STATS.
@@ -1361,7 +1376,9 @@ struct rv_post_write_params {
  *   IBV_ACCESS_KERNEL; a range wraps, or the data is not inside
  *   [loc_mr_addr, loc_mr_addr + loc_mr_length); no live cached MR of
  *   this process has loc_mr_handle and contains that range with exactly
- *   loc_mr_access (it may have gone stale, or been evicted).
+ *   loc_mr_access, or the MR holds no reference of RV_IOCTL_REG_MEM
+ *   (a stale MR serves until its last RV_IOCTL_DEREG_MEM: see "MR
+ *   lifetime" at RV_IOCTL_REG_MEM).
  * * %EACCES - the caller is not the attached process.
  * * %EFAULT - the argument cannot be read or cannot be written;
  *   nothing is posted.

@@ -30,8 +30,10 @@
  *                            verbs object of the job
  *   1. rv_file.lock        - ATTACH and CAPABILITY of one file
  *   2. rv_user.reg_mutex   - REG_MEM's misses and EVICT of one process
- *   3. mm->mmap_lock       - taken by ib_reg_user_mr() and MMU notifier
- *                            registration; held when rv_mmap() and the
+ *   3. mm->mmap_lock       - taken by ib_reg_user_mr(), MMU notifier
+ *                            registration and the page look-ups that
+ *                            check an MR's pages (get_user_pages_fast());
+ *                            held when rv_mmap() and the
  *                            MMU notifier callback run, so neither may take
  *                            1 or 2 (rv_file.user is published once, with
  *                            release ordering, and read without a lock)
@@ -191,6 +193,7 @@ struct rv_user {
 	struct rv_mr_cache cache;
 	struct list_head zombies;	/* dead MRs, under cache.lock */
 	struct work_struct zombie_work;	/* destroys zombies */
+	u64 pages_hash_seed;		/* of its MRs' page hashes */
 	struct xarray conns;		/* handle -> struct rv_conn, ref held */
 };
 

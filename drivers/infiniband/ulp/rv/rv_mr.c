@@ -5,16 +5,28 @@
  * DEREG_MEM, EVICT and GET_CACHE_STATS ioctls.
  *
  * Each cached MR is registered with ib_reg_user_mr() in the job's PD and
- * watched by its own mmu_interval_notifier. An invalidation of any part
- * of its range takes it out of the cache at once; the MR itself is
- * deregistered later by a work item on rv_wq, where sleeping is allowed
- * and the notifier can be removed (it cannot be removed from its own
- * callback).
+ * watched by its own mmu_interval_notifier. The MR pins its pages, so it
+ * keeps describing them whatever the process does with its memory: the
+ * notifier only decides whether a later REG_MEM may find it again
+ * (rv_mr_invalidate() sorts the events). When one is taken out of the
+ * cache, the MR itself is deregistered later, at its last reference, by a
+ * work item on rv_wq, where sleeping is allowed and the notifier can be
+ * removed (it cannot be removed from its own callback).
+ *
+ * To tell whether an event that may change nothing did change the pages,
+ * each MR keeps a hash of the page frames its range was backed by when it
+ * was pinned (rv_mr_pages_hash()); the next REG_MEM that finds it hashes
+ * the range's pages again and compares.
  */
+#include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/mmu_notifier.h>
+#include <linux/random.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/xxhash.h>
 #include <rdma/ib_verbs.h>
 
 #include "rv.h"
@@ -25,12 +37,17 @@
 /* Registrations of a range that is invalidated while it is pinned. */
 #define RV_MR_REG_TRIES 3
 
+/* Pages looked up at a time by rv_mr_pages_hash(). */
+#define RV_MR_HASH_BATCH 32
+
 struct rv_mr {
 	struct rv_mr_entry entry;
 	struct rv_user *user;
 	struct ib_mr *mr;
 	struct mmu_interval_notifier mni;
 	unsigned long seq;		/* notifier sequence at registration */
+	u64 pages_hash;			/* of the pinned pages, if hashed */
+	bool hashed;
 };
 
 static struct rv_mr *to_rv_mr(struct rv_mr_entry *e)
@@ -38,30 +55,59 @@ static struct rv_mr *to_rv_mr(struct rv_mr_entry *e)
 	return container_of(e, struct rv_mr, entry);
 }
 
+/*
+ * What an MMU notifier event can do to a range whose pages are pinned, as
+ * the cache must take it (rv_mr_cache.h):
+ *
+ * - UNMAP (munmap, mremap, MAP_FIXED over it) and RELEASE (exit): the
+ *   range no longer maps these pages. The entries go now, so that their
+ *   pages are unpinned as soon as no MR holder is left.
+ * - PROTECTION_PAGE (fork write-protecting the parent's copy-on-write
+ *   pages, writeback cleaning shared file pages) and SOFT_DIRTY
+ *   (clear_refs): the PTEs lose write access for a while, the mapping and
+ *   the VMA's permissions stay. Fork copies pinned anonymous pages for the
+ *   child at once, so the parent keeps its own. Ignored.
+ * - CLEAR (khugepaged's collapse attempts, THP splits, migration and
+ *   compaction attempts, KSM, MADV_DONTNEED and MADV_FREE, truncation,
+ *   copy-on-write), PROTECTION_VMA (mprotect, NUMA hinting scans), MIGRATE
+ *   and EXCLUSIVE (device memory), and any event a later kernel adds:
+ *   they may replace the pages or take away the access the MR was made
+ *   with, or change nothing at all (collapse, split, migration and KSM
+ *   leave pinned pages where they are). The entries are rechecked by the
+ *   next REG_MEM that finds them.
+ */
+static enum rv_mr_inval rv_mr_event_effect(enum mmu_notifier_event event)
+{
+	switch (event) {
+	case MMU_NOTIFY_PROTECTION_PAGE:
+	case MMU_NOTIFY_SOFT_DIRTY:
+		return RV_MR_INVAL_NONE;
+	case MMU_NOTIFY_UNMAP:
+	case MMU_NOTIFY_RELEASE:
+		return RV_MR_INVAL_CHANGED;
+	default:
+		return RV_MR_INVAL_MAYBE;
+	}
+}
+
 static bool rv_mr_invalidate(struct mmu_interval_notifier *mni,
 			     const struct mmu_notifier_range *range,
 			     unsigned long cur_seq)
 {
 	struct rv_user *user = container_of(mni, struct rv_mr, mni)->user;
+	enum rv_mr_inval how = rv_mr_event_effect(range->event);
 	unsigned long flags;
 	bool dead;
 
-	/*
-	 * Permission changes (mprotect, NUMA hinting scans, soft-dirty
-	 * tracking) leave the pinned pages where they are: the MR still
-	 * describes the process's memory. Dropping it would make the cache
-	 * thrash every NUMA scan period. Everything else (unmap, clear,
-	 * migrate, release, fork's copy-on-write protection) removes it.
-	 */
-	if (range->event == MMU_NOTIFY_PROTECTION_VMA ||
-	    range->event == MMU_NOTIFY_SOFT_DIRTY)
+	/* Not even the sequence: a registration under way is not disturbed. */
+	if (how == RV_MR_INVAL_NONE)
 		return true;
 
 	/* Completions drop IO references from any context: irqsave. */
 	spin_lock_irqsave(&user->cache.lock, flags);
 	mmu_interval_set_seq(mni, cur_seq);
 	dead = rv_mr_cache_invalidate_locked(&user->cache, range->start,
-					     range->end, &user->zombies);
+					     range->end, how, &user->zombies);
 	spin_unlock_irqrestore(&user->cache.lock, flags);
 	if (dead)
 		queue_work(rv_wq, &user->zombie_work);
@@ -82,6 +128,44 @@ static struct rv_mr_entry *rv_mr_alloc(struct rv_mr_cache *cache)
 static void rv_mr_free(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 {
 	kfree(to_rv_mr(e));
+}
+
+/*
+ * A hash of the frames of the pages that back @e's range in the current
+ * process now, looked up as ib_umem_get() pins them (for write if the MR
+ * allows writes, faulting pages in): 0 or -errno. Called from REG_MEM,
+ * whose process is the attached one (current->mm is user->mm).
+ */
+static int rv_mr_pages_hash(struct rv_user *user, struct rv_mr_entry *e,
+			    u64 *hash)
+{
+	unsigned int gup_flags = ib_access_writable(e->access) ? FOLL_WRITE : 0;
+	unsigned long start = e->addr & PAGE_MASK;
+	unsigned long npages = (PAGE_ALIGN(e->addr + e->len) - start) >>
+			       PAGE_SHIFT;
+	struct page *pages[RV_MR_HASH_BATCH];
+	struct xxh64_state state;
+	int i, n;
+
+	xxh64_reset(&state, user->pages_hash_seed);
+	while (npages) {
+		n = get_user_pages_fast(start, min_t(unsigned long, npages,
+						     RV_MR_HASH_BATCH),
+					gup_flags, pages);
+		if (n <= 0)
+			return n ? n : -EFAULT;
+		for (i = 0; i < n; i++) {
+			u64 pfn = page_to_pfn(pages[i]);
+
+			xxh64_update(&state, &pfn, sizeof(pfn));
+			put_page(pages[i]);
+		}
+		start += (unsigned long)n << PAGE_SHIFT;
+		npages -= n;
+		cond_resched();
+	}
+	*hash = xxh64_digest(&state);
+	return 0;
 }
 
 /* Runs in the attached process (REG_MEM checks): current->mm is user->mm. */
@@ -106,6 +190,12 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 			mmu_interval_notifier_remove(&mr->mni);
 			return ret;
 		}
+		/*
+		 * The pages the process maps now are the ones just pinned
+		 * unless the sequence moved since before the pinning (then
+		 * the MR is registered again, or valid() refuses it).
+		 */
+		mr->hashed = !rv_mr_pages_hash(user, e, &mr->pages_hash);
 		/*
 		 * Pinning for write breaks copy-on-write sharing (pages
 		 * shared with a parent or child since fork, the zero page
@@ -139,12 +229,30 @@ static bool rv_mr_valid(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 	return !mmu_interval_read_retry(&mr->mni, mr->seq);
 }
 
+/*
+ * Are @e's pages still the ones the process maps there, with the access
+ * the MR was made with? Waits for invalidations in progress to end first;
+ * one that starts later makes the cache discard this answer.
+ */
+static bool rv_mr_same(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+{
+	struct rv_user *user = container_of(cache, struct rv_user, cache);
+	struct rv_mr *mr = to_rv_mr(e);
+	u64 hash;
+
+	if (!mr->hashed)
+		return false;
+	mmu_interval_read_begin(&mr->mni);
+	return !rv_mr_pages_hash(user, e, &hash) && hash == mr->pages_hash;
+}
+
 static const struct rv_mr_cache_ops rv_mr_ops = {
 	.alloc = rv_mr_alloc,
 	.free = rv_mr_free,
 	.reg = rv_mr_reg,
 	.dereg = rv_mr_dereg,
 	.valid = rv_mr_valid,
+	.same = rv_mr_same,
 };
 
 static void rv_mr_destroy_zombies(struct rv_user *user)
@@ -184,6 +292,7 @@ int rv_mr_user_init(struct rv_user *user)
 	mutex_init(&user->reg_mutex);
 	INIT_LIST_HEAD(&user->zombies);
 	INIT_WORK(&user->zombie_work, rv_mr_zombie_work);
+	user->pages_hash_seed = get_random_u64();
 	rv_mr_cache_init(&user->cache, &rv_mr_ops,
 			 (u64)user->mr_cache_mb << 20);
 	user->cache.owner = user->tgid;

@@ -145,6 +145,26 @@ static bool rv_mr_ref_dropped(struct rv_mr_cache *cache,
 	return true;
 }
 
+/*
+ * The memory of the live entry @e changed: it leaves the tree. Queued on
+ * @dead (counted in remove) if unreferenced, else stale. Returns true if
+ * @dead was extended.
+ */
+static bool rv_mr_invalidate_one(struct rv_mr_cache *cache,
+				 struct rv_mr_entry *e, struct list_head *dead)
+{
+	rv_mr_trace(cache, e, RV_MR_TRACE_INVALIDATE);
+	e->recheck = false;
+	if (rv_mr_refs(e)) {
+		interval_tree_remove(&e->it, &cache->tree);
+		e->stale = true;
+		return false;
+	}
+	rv_mr_kill(cache, e, dead);
+	cache->stats.remove++;
+	return true;
+}
+
 /* Evict the unreferenced live entry @e onto @dead. */
 static void rv_mr_evict_one(struct rv_mr_cache *cache, struct rv_mr_entry *e,
 			    struct list_head *dead, u64 *bytes, u32 *count)
@@ -240,19 +260,56 @@ struct rv_mr_entry *rv_mr_cache_hit_locked(struct rv_mr_cache *cache,
 
 	lockdep_assert_held(&cache->lock);
 	e = rv_mr_find(cache, addr, len, access);
-	if (e) {
-		e->user_refs++;
-		rv_mr_ref_taken(cache, e);
-		cache->stats.hit++;
-		rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
-	}
+	if (!e || e->recheck)
+		return NULL;
+	e->user_refs++;
+	rv_mr_ref_taken(cache, e);
+	cache->stats.hit++;
+	rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
 	return e;
 }
 
 /*
+ * The live entry @e, found by REG_MEM, is marked for a recheck. Called and
+ * returns with cache->lock held (as *@flags), dropping it meanwhile: the
+ * backend compares its pages with the process's memory. Unchanged, it is
+ * a hit and is returned with a user reference; changed (or invalidated
+ * again meanwhile), it is invalidated and NULL is returned, anything to
+ * destroy on @dead.
+ */
+static struct rv_mr_entry *rv_mr_recheck(struct rv_mr_cache *cache,
+					 struct rv_mr_entry *e,
+					 unsigned long *flags,
+					 struct list_head *dead)
+{
+	u32 gen = e->inval_gen;
+	bool same;
+
+	/* This reference keeps @e from being destroyed while unlocked. */
+	e->user_refs++;
+	rv_mr_ref_taken(cache, e);
+	spin_unlock_irqrestore(&cache->lock, *flags);
+	same = cache->ops->same(cache, e);
+	spin_lock_irqsave(&cache->lock, *flags);
+
+	if (same && !e->stale && e->inval_gen == gen) {
+		e->recheck = false;
+		cache->stats.hit++;
+		rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
+		return e;
+	}
+	if (!e->stale)
+		rv_mr_invalidate_one(cache, e, dead);
+	e->user_refs--;
+	rv_mr_ref_dropped(cache, e, dead);
+	return NULL;
+}
+
+/*
  * REG_MEM's look-up, under cache->lock: a live entry (a hit, with a new
- * user reference), ERR_PTR(-ENOMEM) if there is no room for a new one
- * (full), or NULL once room is made, the evicted entries on @dead.
+ * user reference; one marked for a recheck once its pages are found
+ * unchanged), ERR_PTR(-ENOMEM) if there is no room for a new one (full),
+ * or NULL once room is made. What it takes out is put on @dead.
  */
 static struct rv_mr_entry *rv_mr_lookup(struct rv_mr_cache *cache, u64 addr,
 					u64 len, u32 access,
@@ -262,7 +319,18 @@ static struct rv_mr_entry *rv_mr_lookup(struct rv_mr_cache *cache, u64 addr,
 	unsigned long flags;
 
 	spin_lock_irqsave(&cache->lock, flags);
-	e = rv_mr_cache_hit_locked(cache, addr, len, access);
+	for (;;) {
+		e = rv_mr_cache_hit_locked(cache, addr, len, access);
+		if (e)
+			break;
+		/* None, or one to recheck: a hit, or gone and search again. */
+		e = rv_mr_find(cache, addr, len, access);
+		if (!e)
+			break;
+		e = rv_mr_recheck(cache, e, &flags, dead);
+		if (e)
+			break;
+	}
 	if (!e && !rv_mr_make_room(cache, len, dead)) {
 		cache->stats.full++;
 		trace_rv_mr_cache(cache, addr, len, access, RV_MR_TRACE_FULL);
@@ -289,7 +357,9 @@ static struct rv_mr_entry *rv_mr_new(struct rv_mr_cache *cache, u64 addr,
 	e->it.last = addr + len - 1;
 	e->user_refs = 0;
 	e->io_refs = 0;
+	e->inval_gen = 0;
 	e->stale = false;
+	e->recheck = false;
 	INIT_LIST_HEAD(&e->lru);
 	INIT_LIST_HEAD(&e->dead);
 
@@ -345,6 +415,7 @@ struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
 	if (rv_mr_bad_range(addr, len))
 		return ERR_PTR(-EINVAL);
 	e = rv_mr_lookup(cache, addr, len, access, &dead);
+	rv_mr_cache_destroy_list(cache, &dead);
 	if (e)
 		return e;
 
@@ -354,7 +425,6 @@ struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
 	 * meanwhile (invalidation, put_io, dereg, EVICT) can only shrink it:
 	 * the room made above is still there at the insert.
 	 */
-	rv_mr_cache_destroy_list(cache, &dead);
 	e = rv_mr_new(cache, addr, len, access);
 	if (IS_ERR(e)) {
 		ret = PTR_ERR(e);
@@ -409,7 +479,9 @@ struct rv_mr_entry *rv_mr_cache_get_io(struct rv_mr_cache *cache, u32 handle,
 
 	spin_lock_irqsave(&cache->lock, flags);
 	e = handle ? xa_load(&cache->handles, handle) : NULL;
-	if (e && (e->stale || !rv_mr_covers(e, addr, len, access)))
+	/* A stale entry serves its holders until their DEREG_MEM. */
+	if (e && ((e->stale && !e->user_refs) ||
+		  !rv_mr_covers(e, addr, len, access)))
 		e = NULL;
 	if (e) {
 		e->io_refs++;
@@ -435,13 +507,15 @@ bool rv_mr_cache_put_io(struct rv_mr_cache *cache, struct rv_mr_entry *e,
 }
 
 bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
-				   u64 end, struct list_head *dead)
+				   u64 end, enum rv_mr_inval how,
+				   struct list_head *dead)
 {
 	struct interval_tree_node *node, *next;
+	bool recheck = how == RV_MR_INVAL_MAYBE && cache->ops->same;
 	bool ret = false;
 
 	lockdep_assert_held(&cache->lock);
-	if (start >= end)
+	if (how == RV_MR_INVAL_NONE || start >= end)
 		return false;
 
 	for (node = interval_tree_iter_first(&cache->tree, start, end - 1);
@@ -451,15 +525,13 @@ bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
 
 		/* Found before @node leaves the tree; still valid after. */
 		next = interval_tree_iter_next(node, start, end - 1);
-		rv_mr_trace(cache, e, RV_MR_TRACE_INVALIDATE);
-		if (rv_mr_refs(e)) {
-			interval_tree_remove(&e->it, &cache->tree);
-			e->stale = true;
+		e->inval_gen++;
+		if (recheck) {
+			e->recheck = true;
+			rv_mr_trace(cache, e, RV_MR_TRACE_RECHECK);
 			continue;
 		}
-		rv_mr_kill(cache, e, dead);
-		cache->stats.remove++;
-		ret = true;
+		ret |= rv_mr_invalidate_one(cache, e, dead);
 	}
 	return ret;
 }

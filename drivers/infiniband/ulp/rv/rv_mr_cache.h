@@ -8,13 +8,23 @@
  * An entry covers [addr, addr + len) with one access mask. It is in one
  * of these states:
  *   live    - in the interval tree and the handle xarray; found by lookup;
- *             on the LRU when it holds no reference;
- *   stale   - invalidated while referenced: out of the tree and the LRU,
- *             still in the xarray so DEREG_MEM finds it; destroyed when
- *             the last reference goes;
+ *             on the LRU when it holds no reference. A live entry may be
+ *             marked for a recheck: an invalidation that need not have
+ *             changed its pages came, and the next REG_MEM that finds it
+ *             asks the backend (ops->same) before it counts as a hit;
+ *   stale   - its memory changed while referenced: out of the tree and the
+ *             LRU, still in the xarray so DEREG_MEM finds it, and still
+ *             usable for writes while a REG_MEM reference is held (the MR
+ *             keeps the pages it registered); destroyed when the last
+ *             reference goes;
  *   dead    - out of every index, handed back to the caller on a list to
  *             be destroyed (ops->dereg, ops->free) where sleeping is
  *             allowed.
+ *
+ * The contract with userspace: an MR that REG_MEM returned stays valid,
+ * for the writes it posts and for the peer's writes, until its DEREG_MEM,
+ * whatever happens to the memory meanwhile. An invalidation only decides
+ * whether a later REG_MEM may find it.
  *
  * References: user_refs counts REG_MEM calls not yet matched by DEREG_MEM;
  * io_refs counts in-flight writes. Only an entry with neither is evicted.
@@ -46,7 +56,16 @@ struct rv_mr_entry {
 	u32 handle;			/* id in cache->handles, never 0 */
 	u32 user_refs;
 	u32 io_refs;
+	u32 inval_gen;			/* invalidations since it went live */
 	bool stale;
+	bool recheck;			/* live, to be checked before a hit */
+};
+
+/* What an invalidation of a range says of the entries it overlaps. */
+enum rv_mr_inval {
+	RV_MR_INVAL_NONE,	/* nothing a hit depends on changed */
+	RV_MR_INVAL_CHANGED,	/* their pages are gone or replaced */
+	RV_MR_INVAL_MAYBE,	/* their pages may be unchanged: recheck */
 };
 
 /**
@@ -59,6 +78,10 @@ struct rv_mr_entry {
  *	registered entry is inserted. False means its range was invalidated
  *	while @reg ran: the entry is destroyed and REG_MEM fails with -EAGAIN
  *	(counted as failed).
+ * @same: optional; may sleep; called for a live entry marked for a recheck,
+ *	which the caller holds a user reference on: true if the process's
+ *	memory in the entry's range is still the pages it registered. Without
+ *	it, RV_MR_INVAL_MAYBE is handled as RV_MR_INVAL_CHANGED.
  */
 struct rv_mr_cache_ops {
 	struct rv_mr_entry *(*alloc)(struct rv_mr_cache *cache);
@@ -66,6 +89,7 @@ struct rv_mr_cache_ops {
 	int (*reg)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
 	void (*dereg)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
 	bool (*valid)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
+	bool (*same)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
 };
 
 /* What the rv_mr_cache tracepoint reports (rv_trace.h). */
@@ -76,6 +100,7 @@ enum rv_mr_trace_op {
 	RV_MR_TRACE_EVICT,		/* made room, or EVICT */
 	RV_MR_TRACE_INVALIDATE,		/* its memory changed */
 	RV_MR_TRACE_REMOVE,		/* destroyed: stale, or teardown */
+	RV_MR_TRACE_RECHECK,		/* its memory may have changed */
 };
 
 struct rv_mr_cache {
@@ -101,7 +126,9 @@ void rv_mr_cache_init(struct rv_mr_cache *cache,
 
 /*
  * REG_MEM: find a live entry containing [addr, addr + len) with exactly
- * @access (a hit: user_refs++), or make room within the limit by evicting
+ * @access (a hit: user_refs++; one marked for a recheck is a hit only if
+ * ops->same says its pages are unchanged, else it goes as if invalidated
+ * and the search goes on), or make room within the limit by evicting
  * unreferenced entries LRU-first, register a new entry and insert it (a
  * miss). Returns the entry with a user reference, or ERR_PTR: -ENOMEM
  * when the cache is full of referenced entries (counted as full), the
@@ -114,7 +141,8 @@ struct rv_mr_entry *rv_mr_cache_reg(struct rv_mr_cache *cache, u64 addr,
 /*
  * REG_MEM's hit alone, with cache->lock held: the live entry containing
  * [addr, addr + len) with exactly @access, a user reference taken and the
- * hit counted; or NULL (nothing is counted: rv_mr_cache_reg() follows).
+ * hit counted; or NULL, also when that entry is marked for a recheck
+ * (nothing is counted: rv_mr_cache_reg() follows).
  * Lets the caller read the entry before the lock is dropped, so a hit
  * needs no lock the caller serialises misses with. Does not sleep.
  */
@@ -132,9 +160,10 @@ int rv_mr_cache_dereg(struct rv_mr_cache *cache, u32 handle, u64 addr,
 		      u64 len, u32 access);
 
 /*
- * The write path: take an IO reference on the live entry @handle if it
- * contains [addr, addr + len) with exactly this access; NULL if there is
- * none (or it is stale). Does not sleep.
+ * The write path: take an IO reference on the entry @handle if it contains
+ * [addr, addr + len) with exactly this access and is live, or stale with a
+ * user reference (REG_MEM's MR stays usable until DEREG_MEM); NULL if
+ * there is none. Does not sleep.
  */
 struct rv_mr_entry *rv_mr_cache_get_io(struct rv_mr_cache *cache, u32 handle,
 				       u64 addr, u64 len, u32 access);
@@ -148,15 +177,18 @@ bool rv_mr_cache_put_io(struct rv_mr_cache *cache, struct rv_mr_entry *e,
 			struct list_head *dead);
 
 /*
- * The range [start, end) of the process's memory is changing. Every live
- * entry overlapping it leaves the tree (lookup can no longer find it);
+ * The range [start, end) of the process's memory is changing. With
+ * RV_MR_INVAL_NONE nothing is done. With RV_MR_INVAL_MAYBE (and
+ * ops->same), every live entry overlapping it is marked for a recheck and
+ * stays. Otherwise each leaves the tree (lookup can no longer find it):
  * unreferenced ones are moved onto @dead (counted in remove), referenced
- * ones become stale. Called with cache->lock held (the MMU notifier glue
- * updates its sequence number under the same lock). Does not sleep.
- * Returns true if @dead was extended.
+ * ones become stale. Called with cache->lock held
+ * (the MMU notifier glue updates its sequence number under the same
+ * lock). Does not sleep. Returns true if @dead was extended.
  */
 bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
-				   u64 end, struct list_head *dead);
+				   u64 end, enum rv_mr_inval how,
+				   struct list_head *dead);
 
 /*
  * EVICT. Unreferenced entries only: the one matching exactly (-ENOENT if

@@ -26,10 +26,13 @@ struct fake_entry {
 struct fake {
 	struct rv_mr_cache cache;
 	struct kunit *test;
-	int nalloc, nfree, nreg, ndereg, nvalid;
+	int nalloc, nfree, nreg, ndereg, nvalid, nsame;
 	int reg_err;		/* reg fails with this while non-zero */
 	bool alloc_fails;
 	bool valid_ret;		/* what valid() answers */
+	bool same_ret;		/* what same() answers ... */
+	u64 same_bad_len;	/* ... but false for entries this long */
+	bool inv_in_same;	/* same() invalidates the entry, MAYBE */
 	/* While reg runs: invalidate [inv_start, inv_end) if non-empty. */
 	u64 inv_start, inv_end;
 	u64 reg_calls;		/* valid rv_mr_cache_reg() calls made */
@@ -79,15 +82,21 @@ static void fake_free(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 	kfree(to_fe(e));
 }
 
-static void fake_invalidate(struct fake *f, u64 start, u64 end)
+static void fake_invalidate_how(struct fake *f, u64 start, u64 end,
+				enum rv_mr_inval how)
 {
 	unsigned long flags;
 	LIST_HEAD(dead);
 
 	spin_lock_irqsave(&f->cache.lock, flags);
-	rv_mr_cache_invalidate_locked(&f->cache, start, end, &dead);
+	rv_mr_cache_invalidate_locked(&f->cache, start, end, how, &dead);
 	spin_unlock_irqrestore(&f->cache.lock, flags);
 	rv_mr_cache_destroy_list(&f->cache, &dead);
+}
+
+static void fake_invalidate(struct fake *f, u64 start, u64 end)
+{
+	fake_invalidate_how(f, start, end, RV_MR_INVAL_CHANGED);
 }
 
 static int fake_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
@@ -126,12 +135,28 @@ static bool fake_valid(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 	return f->valid_ret;
 }
 
+static bool fake_same(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+{
+	struct fake *f = to_fake(cache);
+
+	fake_expect_unlocked(f);
+	KUNIT_EXPECT_TRUE(f->test, to_fe(e)->registered);
+	KUNIT_EXPECT_TRUE(f->test, e->recheck);
+	KUNIT_EXPECT_FALSE(f->test, e->stale);
+	KUNIT_EXPECT_GT(f->test, e->user_refs, 0U);
+	f->nsame++;
+	if (f->inv_in_same)
+		fake_invalidate_how(f, e->addr, e->addr + 1, RV_MR_INVAL_MAYBE);
+	return f->same_ret && e->len != f->same_bad_len;
+}
+
 static const struct rv_mr_cache_ops fake_ops = {
 	.alloc = fake_alloc,
 	.free = fake_free,
 	.reg = fake_reg,
 	.dereg = fake_dereg,
 	.valid = fake_valid,
+	.same = fake_same,
 };
 
 static const struct rv_mr_cache_ops fake_ops_novalid = {
@@ -279,6 +304,8 @@ static void check_cache(struct fake *f)
 			bad++;
 		if (!e->stale)
 			live++;
+		else if (e->recheck)
+			bad++;	/* only a live entry awaits a recheck */
 		if (refs) {
 			inuse++;
 			inuse_bytes += e->len;
@@ -335,6 +362,7 @@ static int rv_mr_cache_test_init(struct kunit *test)
 		return -ENOMEM;
 	f->test = test;
 	f->valid_ret = true;
+	f->same_ret = true;
 	rv_mr_cache_init(&f->cache, &fake_ops, DEF_LIMIT);
 	test->priv = f;
 	return 0;
@@ -462,6 +490,12 @@ static void rv_mr_test_hit_locked(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, hit(f, 0x10000, 2 * PG + 1, ACC_R));
 	KUNIT_EXPECT_EQ(test, stats(f).hit, 1ULL);
 	KUNIT_EXPECT_EQ(test, a->user_refs, 1U);
+
+	/* To be rechecked: left to rv_mr_cache_reg(), nothing counted. */
+	fake_invalidate_how(f, 0x10000, 0x11000, RV_MR_INVAL_MAYBE);
+	KUNIT_EXPECT_TRUE(test, a->recheck);
+	KUNIT_EXPECT_NULL(test, hit(f, 0x10000, PG, ACC_R));
+	KUNIT_EXPECT_EQ(test, f->nsame, 0);
 
 	/* Stale: no longer found. */
 	fake_invalidate(f, 0x10000, 0x11000);
@@ -679,12 +713,16 @@ static void rv_mr_test_stale(struct kunit *test)
 	dereg_ok(f, a);
 	spin_lock_irqsave(&f->cache.lock, flags);
 	/* Ranges touching it without overlapping change nothing. */
-	ret = rv_mr_cache_invalidate_locked(&f->cache, 0x12000, 0x13000, &dead);
-	ret |= rv_mr_cache_invalidate_locked(&f->cache, 0, 0x10000, &dead);
-	ret |= rv_mr_cache_invalidate_locked(&f->cache, 0x11000, 0x11000, &dead);
+	ret = rv_mr_cache_invalidate_locked(&f->cache, 0x12000, 0x13000,
+					    RV_MR_INVAL_CHANGED, &dead);
+	ret |= rv_mr_cache_invalidate_locked(&f->cache, 0, 0x10000,
+					     RV_MR_INVAL_CHANGED, &dead);
+	ret |= rv_mr_cache_invalidate_locked(&f->cache, 0x11000, 0x11000,
+					     RV_MR_INVAL_CHANGED, &dead);
 	KUNIT_EXPECT_FALSE(test, ret);
 	/* One byte of overlap is enough. */
-	ret = rv_mr_cache_invalidate_locked(&f->cache, 0x11fff, 0x12000, &dead);
+	ret = rv_mr_cache_invalidate_locked(&f->cache, 0x11fff, 0x12000,
+					    RV_MR_INVAL_CHANGED, &dead);
 	spin_unlock_irqrestore(&f->cache.lock, flags);
 	KUNIT_EXPECT_TRUE(test, ret);
 	KUNIT_EXPECT_PTR_EQ(test, list_first_entry_or_null(&dead,
@@ -698,7 +736,10 @@ static void rv_mr_test_stale(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->ndereg, 1);
 	KUNIT_EXPECT_EQ(test, f->nfree, 1);
 
-	/* A user reference: stale, not found, dereg destroys it. */
+	/*
+	 * A user reference: stale, not found by REG_MEM, still usable for
+	 * writes by its holder; dereg destroys it.
+	 */
 	a = reg_ok(f, 0x10000, 2 * PG, ACC_R);
 	fake_invalidate(f, 0x10000, 0x11000);
 	KUNIT_EXPECT_TRUE(test, a->stale);
@@ -708,7 +749,10 @@ static void rv_mr_test_stale(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.cache_size, 2 * PG);
 	KUNIT_EXPECT_EQ(test, s.inuse, 1U);
 	KUNIT_EXPECT_EQ(test, s.remove, 1ULL);
-	KUNIT_EXPECT_FALSE(test, cached(f, a->handle, a->addr, a->len, ACC_R));
+	KUNIT_EXPECT_TRUE(test, cached(f, a->handle, a->addr, a->len, ACC_R));
+	KUNIT_EXPECT_TRUE(test, cached(f, a->handle, a->addr + 1, PG, ACC_R));
+	KUNIT_EXPECT_FALSE(test, cached(f, a->handle, a->addr, a->len, ACC_RW));
+	KUNIT_EXPECT_EQ(test, stats(f).inuse, 1U);
 	a2 = reg_ok(f, 0x10000, 2 * PG, ACC_R);
 	KUNIT_EXPECT_PTR_NE(test, a2, a);
 	KUNIT_EXPECT_EQ(test, stats(f).count, 2U);
@@ -723,14 +767,17 @@ static void rv_mr_test_stale(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->ndereg, 3);
 	KUNIT_EXPECT_EQ(test, stats(f).count, 0U);
 
-	/* User and IO references: gone at the last put_io. */
+	/*
+	 * User and IO references: writes go on while the user reference is
+	 * held, none starts after its dereg; gone at the last put_io.
+	 */
 	b = reg_ok(f, 0x30000, PG, ACC_RW);
-	KUNIT_ASSERT_PTR_EQ(test, get_io(f, b), b);
 	KUNIT_ASSERT_PTR_EQ(test, get_io(f, b), b);
 	fake_invalidate(f, 0, 1ULL << 40);
 	KUNIT_EXPECT_TRUE(test, b->stale);
-	KUNIT_EXPECT_NULL(test, get_io(f, b));
+	KUNIT_ASSERT_PTR_EQ(test, get_io(f, b), b);
 	dereg_ok(f, b);
+	KUNIT_EXPECT_NULL(test, get_io(f, b));
 	KUNIT_EXPECT_EQ(test, dereg(f, b), -EINVAL);
 	KUNIT_EXPECT_EQ(test, f->ndereg, 3);
 	KUNIT_EXPECT_FALSE(test, put_io(f, b));
@@ -1208,6 +1255,123 @@ static int dereg_held(struct fake *f, struct held_ref *h)
 				 h->e->access);
 }
 
+/*
+ * An invalidation that may have changed nothing marks the entries for a
+ * recheck: the next REG_MEM that finds one asks same(), and it is a hit
+ * if the pages are unchanged, else it goes as if invalidated.
+ */
+static void rv_mr_test_recheck(struct kunit *test)
+{
+	struct fake *f = test->priv;
+	struct rv_mr_entry *a, *b, *c, *d, *x, *y;
+	struct rv_cache_stats_params_out s;
+
+	/* Unreferenced, unchanged: stays cached, a hit after one same(). */
+	a = reg_ok(f, 0x10000, 2 * PG, ACC_R);
+	dereg_ok(f, a);
+	fake_invalidate_how(f, 0x11000, 0x12000, RV_MR_INVAL_MAYBE);
+	KUNIT_EXPECT_TRUE(test, a->recheck);
+	KUNIT_EXPECT_FALSE(test, a->stale);
+	s = stats(f);
+	KUNIT_EXPECT_EQ(test, s.count, 1U);
+	KUNIT_EXPECT_EQ(test, s.remove, 0ULL);
+	KUNIT_EXPECT_EQ(test, lru_len(f), 1U);
+	check_cache(f);
+	KUNIT_EXPECT_PTR_EQ(test, reg_ok(f, 0x10000, PG, ACC_R), a);
+	KUNIT_EXPECT_FALSE(test, a->recheck);
+	KUNIT_EXPECT_EQ(test, f->nsame, 1);
+	KUNIT_EXPECT_EQ(test, stats(f).hit, 1ULL);
+	/* Checked once: the next hit asks nothing. */
+	KUNIT_EXPECT_PTR_EQ(test, reg_ok(f, 0x10000, PG, ACC_R), a);
+	KUNIT_EXPECT_EQ(test, f->nsame, 1);
+	dereg_ok(f, a);
+	dereg_ok(f, a);
+	check_cache(f);
+
+	/* Unreferenced, changed: removed, and the REG_MEM is a miss. */
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
+	f->same_ret = false;
+	b = reg_ok(f, 0x10000, 2 * PG, ACC_R);
+	f->same_ret = true;
+	KUNIT_EXPECT_PTR_NE(test, b, a);
+	s = stats(f);
+	KUNIT_EXPECT_EQ(test, f->nsame, 2);
+	KUNIT_EXPECT_EQ(test, s.miss, 2ULL);
+	KUNIT_EXPECT_EQ(test, s.remove, 1ULL);
+	KUNIT_EXPECT_EQ(test, s.count, 1U);
+	KUNIT_EXPECT_EQ(test, f->ndereg, 1);
+	check_cache(f);
+
+	/* Held, changed: stale but still serving its holder, then a miss. */
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
+	f->same_ret = false;
+	c = reg_ok(f, 0x10000, 2 * PG, ACC_R);
+	f->same_ret = true;
+	KUNIT_EXPECT_PTR_NE(test, c, b);
+	KUNIT_EXPECT_TRUE(test, b->stale);
+	KUNIT_EXPECT_FALSE(test, b->recheck);
+	KUNIT_EXPECT_TRUE(test, cached(f, b->handle, b->addr, b->len, ACC_R));
+	s = stats(f);
+	KUNIT_EXPECT_EQ(test, s.count, 2U);
+	KUNIT_EXPECT_EQ(test, s.inuse, 2U);
+	dereg_ok(f, b);
+	KUNIT_EXPECT_EQ(test, stats(f).remove, 2ULL);
+	check_cache(f);
+
+	/* Invalidated again while same() runs: its answer is not trusted. */
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
+	f->inv_in_same = true;
+	d = reg_ok(f, 0x10000, 2 * PG, ACC_R);
+	f->inv_in_same = false;
+	KUNIT_EXPECT_PTR_NE(test, d, c);
+	KUNIT_EXPECT_TRUE(test, c->stale);
+	dereg_ok(f, c);
+	dereg_ok(f, d);
+	check_cache(f);
+
+	/* Changed after all: a CHANGED invalidation of a marked entry. */
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
+	KUNIT_EXPECT_TRUE(test, d->recheck);
+	fake_invalidate(f, 0x10000, 0x10001);
+	KUNIT_EXPECT_EQ(test, stats(f).count, 0U);
+	check_cache(f);
+
+	/*
+	 * Two entries contain the range; the first found (the lower start)
+	 * is changed, so the search goes on to the second.
+	 */
+	y = reg_ok(f, 0x20000, 2 * PG, ACC_R);
+	dereg_ok(f, y);
+	x = reg_ok(f, 0x1f000, 5 * PG, ACC_R);
+	KUNIT_EXPECT_PTR_NE(test, x, y);
+	dereg_ok(f, x);
+	fake_invalidate_how(f, 0x20000, 0x21000, RV_MR_INVAL_MAYBE);
+	f->same_bad_len = 5 * PG;
+	a = reg_ok(f, 0x20000, PG, ACC_R);
+	f->same_bad_len = 0;
+	KUNIT_EXPECT_PTR_EQ(test, a, y);
+	KUNIT_EXPECT_EQ(test, f->nsame, 6);
+	KUNIT_EXPECT_EQ(test, stats(f).count, 1U);
+	dereg_ok(f, a);
+	check_cache(f);
+
+	/* A backend without same(): MAYBE is CHANGED. */
+	fake_reinit(f, &fake_ops_novalid, DEF_LIMIT);
+	a = reg_ok(f, 0x10000, PG, ACC_R);
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
+	KUNIT_EXPECT_TRUE(test, a->stale);
+	KUNIT_EXPECT_FALSE(test, a->recheck);
+	dereg_ok(f, a);
+
+	/* NONE: nothing at all. */
+	a = reg_ok(f, 0x10000, PG, ACC_R);
+	fake_invalidate_how(f, 0, U64_MAX, RV_MR_INVAL_NONE);
+	KUNIT_EXPECT_FALSE(test, a->stale);
+	KUNIT_EXPECT_FALSE(test, a->recheck);
+	dereg_ok(f, a);
+	check_cache(f);
+}
+
 /* A long random mix of every operation; the invariants hold after each. */
 static void rv_mr_test_random(struct kunit *test)
 {
@@ -1272,17 +1436,24 @@ static void rv_mr_test_random(struct kunit *test)
 			held[k] = held[--nheld];
 		} else if (op < 65 && nheld && nheld < max_held) {
 			e = held[k].e;
+			/* Refused only once stale and deregistered. */
 			if (rv_mr_cache_get_io(&f->cache, e->handle,
 					       held[k].addr, held[k].len,
 					       e->access)) {
-				KUNIT_EXPECT_FALSE(test, e->stale);
+				KUNIT_EXPECT_TRUE(test, !e->stale ||
+						  e->user_refs);
 				held[nheld] = held[k];
 				held[nheld++].io = true;
 			} else {
-				KUNIT_EXPECT_TRUE(test, e->stale);
+				KUNIT_EXPECT_TRUE(test, e->stale &&
+						  !e->user_refs);
 			}
 		} else if (op < 75) {
-			fake_invalidate(f, addr, addr + rnd(&seed, 4) * PG + 1);
+			f->same_ret = rnd(&seed, 2);
+			fake_invalidate_how(f, addr,
+					    addr + rnd(&seed, 4) * PG + 1,
+					    rnd(&seed, 2) ? RV_MR_INVAL_MAYBE :
+							    RV_MR_INVAL_CHANGED);
 		} else if (op < 80) {
 			ret = rv_mr_cache_evict_amount(&f->cache,
 						       rnd(&seed, 4) * PG,
@@ -1315,9 +1486,10 @@ static void rv_mr_test_random(struct kunit *test)
 			check_cache(f);
 	}
 	check_cache(f);
-	kunit_info(test, "%llu hits, %llu misses, %llu full, %llu failed, %llu evicted, %llu removed\n",
+	kunit_info(test, "%llu hits, %llu misses, %llu full, %llu failed, %llu evicted, %llu removed, %d rechecks\n",
 		   stats(f).hit, stats(f).miss, stats(f).full,
-		   stats(f).failed, stats(f).evict, stats(f).remove);
+		   stats(f).failed, stats(f).evict, stats(f).remove, f->nsame);
+	KUNIT_EXPECT_GT(test, f->nsame, 0);
 	KUNIT_EXPECT_GT(test, stats(f).hit, 0ULL);
 	KUNIT_EXPECT_GT(test, stats(f).full, 0ULL);
 	KUNIT_EXPECT_GT(test, stats(f).evict, 0ULL);
@@ -1351,6 +1523,7 @@ static struct kunit_case rv_mr_cache_test_cases[] = {
 	KUNIT_CASE(rv_mr_test_stats),
 	KUNIT_CASE(rv_mr_test_deinit),
 	KUNIT_CASE(rv_mr_test_io_irq),
+	KUNIT_CASE(rv_mr_test_recheck),
 	KUNIT_CASE(rv_mr_test_random),
 	{}
 };
