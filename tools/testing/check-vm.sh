@@ -8,7 +8,9 @@
 #   - one VM, two rxe nodes: module_load, ioctl (rv_vm_tests), conn
 #     (tools/testing/selftests/rv/vm-suite.sh);
 #   - one VM each, as they change the nodes: the device removed
-#     mid-traffic, the driver unloaded mid-traffic (conn-fault.sh);
+#     mid-traffic, the driver unloaded mid-traffic (conn-fault.sh); the
+#     one-VM soak with THP "always" and khugepaged scanning without pause
+#     and no link flaps (soak.sh, RV_SOAK_THP=1);
 #   - two VMs joined by a virtual Ethernet, one rxe each: a verified
 #     transfer and the peer's module removed (conn.sh); then, each on a
 #     boot of its own, the soak with VM b's link flapping (soak-2vm.sh), a
@@ -73,6 +75,9 @@ for kver in "${kvers[@]}"; do
 		bed "${g#*:}" "$kver" "$series" 600 --rxe 2 -- "$sel/vm-suite.sh" "$g"
 	done
 	bed soak "$kver" "$series" 1500 --two-vm -- "$sel/vm-suite.sh" soak-2vm
+	bed soak-thp "$kver" "$series" 900 --rxe 2 -- \
+		env RV_SOAK_THP=1 RV_SOAK_FLAP=0 RV_SOAK_PROCS=8 \
+		RV_SOAK_ARGS=--max-size=4M "$sel/vm-suite.sh" soak
 	bed two-vm "$kver" "$series" 900 --two-vm -- "$sel/vm-suite.sh" conn
 	for f in link-flap addr-short addr-long; do
 		bed "two-vm-$f" "$kver" "$series" 900 --two-vm -- \

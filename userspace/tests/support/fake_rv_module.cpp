@@ -14,7 +14,8 @@
 // port, GID index, euid, key and service id, rv_index allocation), the
 // event ring mmap rules, the MR cache (hits, misses, limit, LRU, EVICT,
 // stats) and its coherence with munmap / mmap MAP_FIXED / madvise
-// (MADV_DONTNEED) / mremap, by also interposing close, mmap, munmap,
+// (MADV_DONTNEED: as the module, the entry goes at the next REG_MEM that
+// finds it, which misses) / mremap, by also interposing close, mmap, munmap,
 // madvise and mremap. State lives in the process: job-devices are not
 // shared across fork, fork's copy-on-write is not seen, and RDMA devices
 // exist only as the environment names them (port 1, always ACTIVE, a
@@ -216,6 +217,7 @@ struct Entry {
 	std::uint32_t access;
 	std::uint32_t refs = 0;
 	bool stale = false;
+	bool recheck = false;	// MADV_DONTNEED: its pages changed
 	std::uint64_t lru = 0;	// when it last became unreferenced
 };
 
@@ -348,10 +350,24 @@ int reg_mem(File &f, rv_mem_params_out &out, std::uint64_t addr,
 	if (!len || addr + len < addr || addr + len == 0 || len > f.limit)
 		return EINVAL;
 
-	for (auto &[h, e] : f.entries) {
+	for (auto it = f.entries.begin(); it != f.entries.end();) {
+		auto &[h, e] = *it;
 		if (e.stale || e.access != access || addr < e.addr ||
-		    addr + len > e.addr + e.len)
+		    addr + len > e.addr + e.len) {
+			++it;
 			continue;
+		}
+		if (e.recheck) {
+			// The module's recheck finds other pages: it goes.
+			if (e.refs) {
+				e.stale = true;
+				++it;
+			} else {
+				f.stats.remove++;
+				it = f.entries.erase(it);
+			}
+			continue;
+		}
 		e.refs++;
 		f.stats.hit++;
 		update_max(f);
@@ -1130,7 +1146,11 @@ __attribute__((visibility("default"))) int madvise(void *addr, size_t len, int a
 	if (ret == 0 && active() && advice == MADV_DONTNEED) {
 		std::lock_guard g(lock);
 		auto start = reinterpret_cast<std::uintptr_t>(addr);
-		invalidate(start, start + len);
+		for (auto &[fd, f] : files)
+			for (auto &[h, e] : f->entries)
+				if (!e.stale && e.addr < start + len &&
+				    start < e.addr + e.len)
+					e.recheck = true;
 	}
 	return ret;
 }

@@ -50,7 +50,7 @@ TEST(Process, ForkChildGetsEacces)
 	rv::Device dev = open_declared();
 	ASSERT_EQ(dev.attach(p).rv_index, 0u);
 	// Shared memory: fork does not copy-on-write it, so it does not
-	// invalidate the parent's MRs (Coherence.ForkCopyOnWriteRemoves
+	// invalidate the parent's MRs (Coherence.ForkKeepsTheParentsPinnedPages
 	// covers private memory) and the parent's cache must stay as it was.
 	rv::Mapping buf = rv::Mapping::map(MiB, PROT_READ | PROT_WRITE,
 					   MAP_SHARED | MAP_ANONYMOUS |

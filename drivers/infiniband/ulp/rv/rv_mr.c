@@ -38,7 +38,7 @@
 #define RV_MR_REG_TRIES 3
 
 /* Pages looked up at a time by rv_mr_pages_hash(). */
-#define RV_MR_HASH_BATCH 32
+#define RV_MR_HASH_BATCH 64
 
 struct rv_mr {
 	struct rv_mr_entry entry;
@@ -131,10 +131,41 @@ static void rv_mr_free(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 }
 
 /*
+ * The frames backing a range, as runs of consecutive page frame numbers
+ * (a huge page is one run), hashed: the same hash for the same frames in
+ * the same order, whatever their batches.
+ */
+struct rv_mr_pfn_runs {
+	struct xxh64_state state;
+	u64 start;			/* the current run */
+	u64 len;
+};
+
+static void rv_mr_runs_flush(struct rv_mr_pfn_runs *r)
+{
+	u64 run[2] = { r->start, r->len };
+
+	if (r->len)
+		xxh64_update(&r->state, run, sizeof(run));
+}
+
+static void rv_mr_runs_add(struct rv_mr_pfn_runs *r, u64 pfn)
+{
+	if (r->len && pfn == r->start + r->len) {
+		r->len++;
+		return;
+	}
+	rv_mr_runs_flush(r);
+	r->start = pfn;
+	r->len = 1;
+}
+
+/*
  * A hash of the frames of the pages that back @e's range in the current
  * process now, looked up as ib_umem_get() pins them (for write if the MR
- * allows writes, faulting pages in): 0 or -errno. Called from REG_MEM,
- * whose process is the attached one (current->mm is user->mm).
+ * allows writes, faulting pages in): 0 or -errno. The pins taken here are
+ * dropped at once, a folio at a time. Called from REG_MEM, whose process
+ * is the attached one (current->mm is user->mm).
  */
 static int rv_mr_pages_hash(struct rv_user *user, struct rv_mr_entry *e,
 			    u64 *hash)
@@ -144,27 +175,25 @@ static int rv_mr_pages_hash(struct rv_user *user, struct rv_mr_entry *e,
 	unsigned long npages = (PAGE_ALIGN(e->addr + e->len) - start) >>
 			       PAGE_SHIFT;
 	struct page *pages[RV_MR_HASH_BATCH];
-	struct xxh64_state state;
+	struct rv_mr_pfn_runs runs = {};
 	int i, n;
 
-	xxh64_reset(&state, user->pages_hash_seed);
+	xxh64_reset(&runs.state, user->pages_hash_seed);
 	while (npages) {
-		n = get_user_pages_fast(start, min_t(unsigned long, npages,
+		n = pin_user_pages_fast(start, min_t(unsigned long, npages,
 						     RV_MR_HASH_BATCH),
 					gup_flags, pages);
 		if (n <= 0)
 			return n ? n : -EFAULT;
-		for (i = 0; i < n; i++) {
-			u64 pfn = page_to_pfn(pages[i]);
-
-			xxh64_update(&state, &pfn, sizeof(pfn));
-			put_page(pages[i]);
-		}
+		for (i = 0; i < n; i++)
+			rv_mr_runs_add(&runs, page_to_pfn(pages[i]));
+		unpin_user_pages(pages, n);
 		start += (unsigned long)n << PAGE_SHIFT;
 		npages -= n;
 		cond_resched();
 	}
-	*hash = xxh64_digest(&state);
+	rv_mr_runs_flush(&runs);
+	*hash = xxh64_digest(&runs.state);
 	return 0;
 }
 
@@ -173,6 +202,7 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 {
 	struct rv_user *user = container_of(cache, struct rv_user, cache);
 	struct rv_mr *mr = to_rv_mr(e);
+	struct ib_mr *prev = NULL;
 	unsigned int tries;
 	int ret;
 
@@ -185,6 +215,13 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 		mr->seq = mmu_interval_read_begin(&mr->mni);
 		mr->mr = ib_reg_user_mr(user->jdev->pd, e->addr, e->len,
 					e->addr, e->access & ~IBV_ACCESS_KERNEL);
+		if (prev) {
+			ib_dereg_mr(prev);
+			prev = NULL;
+			/* Both may not fit RLIMIT_MEMLOCK: again, alone. */
+			if (IS_ERR(mr->mr) && tries < RV_MR_REG_TRIES)
+				continue;
+		}
 		if (IS_ERR(mr->mr)) {
 			ret = PTR_ERR(mr->mr);
 			mmu_interval_notifier_remove(&mr->mni);
@@ -201,15 +238,21 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 		 * shared with a parent or child since fork, the zero page
 		 * of memory only read so far), and each break invalidates
 		 * the range: the MR holds the new pages, but the sequence
-		 * moved. Once every page is the process's own, another
-		 * pass sees no invalidation unless something else (munmap
-		 * by another thread) really changed the range. The cache
-		 * checks the sequence again under its lock.
+		 * moved. So do khugepaged's collapses of the range that
+		 * began before the pinning. Once every page is the
+		 * process's own and pinned, another pass sees no
+		 * invalidation unless something else (munmap by another
+		 * thread) really changed the range. The cache checks the
+		 * sequence again under its lock.
 		 */
 		if (!mmu_interval_read_retry(&mr->mni, mr->seq) ||
 		    tries == RV_MR_REG_TRIES)
 			return 0;
-		ib_dereg_mr(mr->mr);
+		/*
+		 * Unpinned until the next pass pins them, the pages would
+		 * be fair game for khugepaged again: keep them pinned.
+		 */
+		prev = mr->mr;
 	}
 }
 

@@ -19,6 +19,11 @@
 #   RV_KO          the module (vm-run sets it: the rv.ko of its kernel)
 #   RV_SOAK        the program (default $RV_BUILD_DIR/userspace/tests/vm/soak/rv_soak)
 #   RV_SOAK_ARGS   more rv_soak options (e.g. --seed 7)
+#   RV_SOAK_THP=1  transparent huge pages "always" and khugepaged scanning
+#                  without pause, buffers starting in small pages
+#                  (rv_soak --small-pages): its collapses race with the
+#                  soak's registrations, and every MR held across one
+#                  must keep working (the VM keeps these settings)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,13 +42,33 @@ modprobe -a ib_uverbs ib_cm 2>/dev/null
 insmod "$ko" || tap_bail "insmod $ko"
 before=$(rdma_objects)
 
-if [ "$mode" = drop ]; then
+thp=/sys/kernel/mm/transparent_hugepage
+if [ "${RV_SOAK_THP:-0}" = 1 ]; then
+	[ -w "$thp/enabled" ] || tap_bail "RV_SOAK_THP=1: no $thp"
+	echo always >"$thp/enabled"
+	echo 0 >"$thp/khugepaged/scan_sleep_millisecs"
+	echo 0 >"$thp/khugepaged/alloc_sleep_millisecs"
+	echo 4096 >"$thp/khugepaged/pages_to_scan"
+	thp_scans=$(cat "$thp/khugepaged/full_scans")
+	thp_collapsed=$(cat "$thp/khugepaged/pages_collapsed")
+fi
+
+if [ "$flap" = 0 ]; then
+	name="soak: $procs processes per node, $secs s, no link flaps"
+elif [ "$mode" = drop ]; then
 	name="soak: $procs processes per node, $secs s, all packets dropped for seconds every $flap s"
 else
 	name="soak: $procs processes per node, $secs s, link $(rv_netdev 1) flapping every $flap s"
 fi
+[ "${RV_SOAK_THP:-0}" != 1 ] || name+=", THP always, khugepaged without pause"
 tap_step "$name"
-soak_run
+if [ "${RV_SOAK_THP:-0}" = 1 ]; then
+	soak_run --small-pages
+else
+	soak_run
+fi
+[ "${RV_SOAK_THP:-0}" != 1 ] ||
+	tap_diag "khugepaged: $(($(cat "$thp/khugepaged/full_scans") - thp_scans)) full scans, $(($(cat "$thp/khugepaged/pages_collapsed") - thp_collapsed)) huge pages collapsed" 
 soak_checks soak "$name" "" "link flaps"
 tap_check "links up and ports ACTIVE after the soak" links_up
 soak_objects_gone soak "$before"

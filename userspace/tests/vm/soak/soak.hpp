@@ -248,7 +248,6 @@ struct SendReport {
 	std::uint64_t active_end = 0;	// messages never finished
 	std::uint64_t buf_churn = 0;	// source buffers replaced
 	std::uint64_t sub_mr = 0;	// messages sent through an MR of their own
-	std::uint64_t invalidated_mr = 0;	// posts refused: MR invalidated
 	std::uint64_t last_ok_ns = 0;	// CLOCK_MONOTONIC of the last success
 	std::uint64_t conn_count_first = 0;
 	std::uint64_t conn_count_last = 0;
@@ -328,6 +327,7 @@ struct WorkerConfig {
 	std::uint64_t max_len = 1ULL << 20;
 	std::uint64_t buf_len = (1ULL << 20) + (64ULL << 10);
 	unsigned churn_pct = 25;	// of buffer reuses that replace it
+	bool small_pages = false;	// buffers start in small pages
 	unsigned sub_mr_pct = 25;	// messages sent through their own MR
 	unsigned lost_after_s = 30;	// released but not delivered: lost
 };

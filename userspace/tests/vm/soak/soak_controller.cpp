@@ -95,6 +95,7 @@ void Controller::start_workers()
 			c.max_len = o_.max_size;
 			c.buf_len = o_.max_size + (64ULL << 10);
 			c.churn_pct = o_.churn;
+			c.small_pages = o_.small_pages;
 			Worker w;
 			w.peer = Peer([c](Channel &ch) { return run_worker(ch, c); });
 			grow_socket_buffers(w.peer.chan().fd());

@@ -46,6 +46,10 @@ void usage(FILE *f)
 "      --window W            messages in flight per process (default 4)\n"
 "      --max-size BYTES      largest message (default 1048576)\n"
 "      --churn PCT           buffer reuses that replace the buffer (default 25)\n"
+"      --small-pages         every buffer starts in small pages that may be\n"
+"                            merged into huge ones (MADV_HUGEPAGE): with THP\n"
+"                            and khugepaged, its collapses race with the\n"
+"                            buffers' registrations\n"
 "      --reconnect-timeout S the job's reconnect_timeout (default 30)\n"
 "      --drain-timeout S     after the run, for what is in flight (default 120)\n"
 "      --two-vm a|b          this VM's part of a two-VM soak: its node only (a:\n"
@@ -108,6 +112,7 @@ std::vector<rv::cli::Option> traffic_options(Options &o)
 		rv::cli::number("window", 0, o.window, 1, 64),
 		rv::cli::size("max-size", 0, o.max_size, 1, max_message),
 		rv::cli::number("churn", 0, o.churn, 0, 100),
+		rv::cli::flag("small-pages", 0, o.small_pages),
 		rv::cli::number("reconnect-timeout", 0, o.reconnect_timeout, 1, 3600),
 		rv::cli::number("drain-timeout", 0, o.drain_timeout, 1, 3600),
 		rv::cli::flag("json", 'j', o.json),

@@ -29,6 +29,7 @@ struct Options {
 	unsigned window = 4;
 	std::uint64_t max_size = 1ULL << 20;
 	unsigned churn = 25;
+	bool small_pages = false;	// --small-pages
 	unsigned reconnect_timeout = 30;
 	unsigned drain_timeout = 120;
 	bool json = false;

@@ -30,7 +30,6 @@ void Totals::add_send(const SendReport &a)
 	s.active_end += a.active_end;
 	s.buf_churn += a.buf_churn;
 	s.sub_mr += a.sub_mr;
-	s.invalidated_mr += a.invalidated_mr;
 }
 
 void Totals::add_recv(const RecvReport &b)
@@ -303,7 +302,6 @@ void Controller::print_text() const
 		    node_[1].recoveries);
 	std::printf("qp_reestablishments: %llu\n",
 		    u(node_[0].conn_count_delta + node_[1].conn_count_delta));
-	std::printf("invalidated_mr_posts: %llu\n", u(s.invalidated_mr));
 	std::printf("lost_completions: %llu\n", u(lost_completions_));
 	std::printf("lost_deliveries: %llu\n", u(r.lost));
 	std::printf("corrupt_bytes: %llu\n", u(r.corrupt_bytes));
@@ -410,7 +408,6 @@ void Controller::json_counts(rv::json::Writer &j) const
 	j.member("recoveries", recoveries_);
 	j.member("qp_reestablishments",
 		 node_[0].conn_count_delta + node_[1].conn_count_delta);
-	j.member("invalidated_mr_posts", s.invalidated_mr);
 	j.member("lost_completions", lost_completions_);
 	j.member("lost_deliveries", r.lost);
 	j.member("corrupt_bytes", r.corrupt_bytes);

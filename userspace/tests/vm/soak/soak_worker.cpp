@@ -97,7 +97,6 @@ struct Outgoing {
 	std::uint32_t attempts = 0;
 	bool outstanding = false;
 	bool need_post = false;
-	unsigned invalidated = 0;	// posts refused for an invalidated MR
 	rv::MemoryRegion own_mr;	// an MR of the message's own range
 };
 
@@ -116,6 +115,7 @@ public:
 private:
 	// setup
 	void setup_buffers();
+	[[nodiscard]] rv::Mapping anonymous(std::size_t len, void *want = nullptr);
 	void new_pages(rv::Mapping &map, bool fixed);
 
 	// the loop
@@ -135,7 +135,6 @@ private:
 	void churn_source(unsigned i);
 	void return_grant(const Grant &g);
 	void abandon_messages();
-	bool replace_invalidated_mr(unsigned i);
 	std::string explain_einval(unsigned i);
 	[[nodiscard]] bool sender_idle() const;
 	std::uint64_t pick_len(std::uint64_t cap);
@@ -256,6 +255,30 @@ std::uint64_t Worker::pick_len(std::uint64_t cap)
 	return std::clamp<std::uint64_t>(len, 1, cap);
 }
 
+// Private anonymous memory of len bytes, populated (at want with
+// MAP_FIXED if given); with small_pages in small pages, left for
+// khugepaged to merge (MADV_HUGEPAGE; errors ignored: THP may be off)
+// and, as an application's buffers are, a few milliseconds old by the
+// time it registers them: khugepaged may be collapsing them then.
+rv::Mapping Worker::anonymous(std::size_t len, void *want)
+{
+	const int fixed = want ? MAP_FIXED : 0;
+	const int populate = cfg_.small_pages ? 0 : MAP_POPULATE;
+	void *p = ::mmap(want, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | fixed | populate, -1, 0);
+	if (p == MAP_FAILED)
+		rv::throw_errno(want ? "mmap MAP_FIXED" : "mmap");
+	if (want && p != want)
+		throw std::runtime_error("mmap MAP_FIXED moved the buffer");
+	if (cfg_.small_pages) {
+		(void)::madvise(p, len, MADV_NOHUGEPAGE);
+		std::memset(p, 0, len);
+		(void)::madvise(p, len, MADV_HUGEPAGE);
+		std::this_thread::sleep_for(milliseconds(rng_() % 4));
+	}
+	return rv::Mapping::adopt(p, len);
+}
+
 // Fresh anonymous pages for map: a new mapping (munmap, mmap: usually at
 // the same address), or MAP_FIXED over the old pages in place.
 void Worker::new_pages(rv::Mapping &map, bool fixed)
@@ -263,25 +286,19 @@ void Worker::new_pages(rv::Mapping &map, bool fixed)
 	const std::size_t len = map.size();
 
 	if (fixed) {
-		void *want = map.data();
-		void *p = ::mmap(want, len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
-				 -1, 0);
-		if (p == MAP_FAILED)
-			rv::throw_errno("mmap MAP_FIXED");
-		if (p != want)
-			throw std::runtime_error("mmap MAP_FIXED moved the buffer");
+		// The new mapping replaces the old one: map no longer owns it.
+		(void)anonymous(len, map.data()).release();
 		return;
 	}
 	map.unmap();
-	map = rv::Mapping::anonymous(len);
+	map = anonymous(len);
 }
 
 void Worker::setup_buffers()
 {
 	for (unsigned i = 0; i < cfg_.window; i++) {
 		SourceBuffer b;
-		b.map = rv::Mapping::anonymous(cfg_.buf_len);
+		b.map = anonymous(cfg_.buf_len);
 		b.mr = side_.dev().reg_mem(b.map.data(), b.map.size(),
 					   rv::access::psm3_send);
 		bufs_.push_back(std::move(b));
@@ -289,7 +306,7 @@ void Worker::setup_buffers()
 	out_.resize(cfg_.window);
 	for (unsigned j = 0; j < cfg_.slots; j++) {
 		Slot sl;
-		sl.map = rv::Mapping::anonymous(cfg_.buf_len);
+		sl.map = anonymous(cfg_.buf_len);
 		sl.mr = side_.dev().reg_mem(sl.map.data(), sl.map.size(),
 					    rv::access::psm3_recv);
 		slots_.push_back(std::move(sl));
@@ -494,26 +511,6 @@ void Worker::abandon_messages()
 	}
 }
 
-// A post refused with EINVAL because its MR is no longer in the cache:
-// the kernel invalidated it although this process holds a reference and
-// changed nothing in its range. That happens when a transparent huge
-// page that also backs a neighbouring buffer is split (munmap or
-// MAP_FIXED of that buffer): the MMU notifier then covers the whole
-// 2 MiB, and rv drops every MR that overlaps it. If REG_MEM of the same
-// range now gives another MR, that one replaces it; returns true then.
-bool Worker::replace_invalidated_mr(unsigned i)
-{
-	Outgoing &o = out_[i];
-	rv::MemoryRegion &mr = o.own_mr.valid() ? o.own_mr : bufs_[i].mr;
-	rv::MemoryRegion again = side_.dev().reg_mem(mr.addr(), mr.length(),
-						     mr.access());
-
-	if (again.handle() == mr.handle())
-		return false;
-	mr = std::move(again);
-	return true;
-}
-
 // Why a post of message i was refused as invalid: is its MR still
 // cached (REG_MEM of the same range gives the same handle)?
 std::string Worker::explain_einval(unsigned i)
@@ -530,7 +527,7 @@ std::string Worker::explain_einval(unsigned i)
 		rv::MemoryRegion again = side_.dev().reg_mem(mr.addr, mr.length, mr.access);
 		why += again.handle() == mr.handle
 			       ? "; REG_MEM again: the same MR"
-			       : "; REG_MEM again: a new MR (the old one was invalidated)";
+			       : "; REG_MEM again: a new MR (the held one left the cache)";
 		why += "; cache remove " + std::to_string(cs.remove) + " evict " +
 		       std::to_string(cs.evict) + " miss " + std::to_string(cs.miss);
 	} catch (const std::exception &e) {
@@ -619,15 +616,6 @@ bool Worker::post_pending()
 			s_.post_eagain++;
 		} else if (err == EBUSY || err == ENOMEM) {
 			s_.post_nocredit++;
-		} else if (err == EINVAL && out_[i].invalidated < 3 &&
-			   replace_invalidated_mr(i)) {
-			// The kernel dropped the MR from its cache while it
-			// was referenced (see replace_invalidated_mr()): with
-			// the new MR, the post is tried again.
-			s_.invalidated_mr++;
-			out_[i].invalidated++;
-			any = true;
-			continue;
 		} else {
 			if (err == EIO)
 				s_.post_eio++;
