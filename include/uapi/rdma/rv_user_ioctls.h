@@ -587,13 +587,16 @@ struct rv_mem_params_r1 {
  * in the cache:
  * * munmap, mremap and mmap MAP_FIXED over it remove it from lookup at
  *   once;
- * * events that may or may not replace its pages or take away the access
- *   it was made with (a huge page collapse attempt or split, reclaim,
- *   migration and compaction attempts, KSM, MADV_DONTNEED, MADV_FREE,
- *   copy-on-write, mprotect, NUMA balancing scans) mark it: the next
+ * * events that may or may not replace its pages (a huge page collapse
+ *   attempt or split, reclaim, migration and compaction attempts, KSM,
+ *   MADV_DONTNEED, MADV_FREE, copy-on-write) mark it: the next
  *   RV_IOCTL_REG_MEM that finds it compares its pages with those the
  *   process maps there now, with the same access check as a first
  *   registration, and misses if they differ;
+ * * mprotect and NUMA balancing scans mark it too: the next
+ *   RV_IOCTL_REG_MEM that finds it checks that the memory still allows
+ *   the access it was made with (readable, and writable for a writable
+ *   MR), and misses if not;
  * * fork (the parent keeps its pinned pages), writeback and soft-dirty
  *   tracking change nothing.
  * An MR removed from lookup while referenced is stale: it serves its

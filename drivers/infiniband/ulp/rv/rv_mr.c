@@ -67,14 +67,15 @@ static struct rv_mr *to_rv_mr(struct rv_mr_entry *e)
  *   (clear_refs): the PTEs lose write access for a while, the mapping and
  *   the VMA's permissions stay. Fork copies pinned anonymous pages for the
  *   child at once, so the parent keeps its own. Ignored.
+ * - PROTECTION_VMA (mprotect, NUMA hinting scans): the pages stay, the
+ *   VMA's permissions may change. The next REG_MEM that finds the entries
+ *   checks them against the access the MR was made with.
  * - CLEAR (khugepaged's collapse attempts, THP splits, migration and
  *   compaction attempts, KSM, MADV_DONTNEED and MADV_FREE, truncation,
- *   copy-on-write), PROTECTION_VMA (mprotect, NUMA hinting scans), MIGRATE
- *   and EXCLUSIVE (device memory), and any event a later kernel adds:
- *   they may replace the pages or take away the access the MR was made
- *   with, or change nothing at all (collapse, split, migration and KSM
- *   leave pinned pages where they are). The entries are rechecked by the
- *   next REG_MEM that finds them.
+ *   copy-on-write), MIGRATE and EXCLUSIVE (device memory), and any event
+ *   a later kernel adds: they may replace the pages or change nothing at
+ *   all (collapse, split, migration and KSM leave pinned pages where they
+ *   are). The next REG_MEM that finds the entries compares their pages.
  */
 static enum rv_mr_inval rv_mr_event_effect(enum mmu_notifier_event event)
 {
@@ -82,6 +83,8 @@ static enum rv_mr_inval rv_mr_event_effect(enum mmu_notifier_event event)
 	case MMU_NOTIFY_PROTECTION_PAGE:
 	case MMU_NOTIFY_SOFT_DIRTY:
 		return RV_MR_INVAL_NONE;
+	case MMU_NOTIFY_PROTECTION_VMA:
+		return RV_MR_INVAL_ACCESS;
 	case MMU_NOTIFY_UNMAP:
 	case MMU_NOTIFY_RELEASE:
 		return RV_MR_INVAL_CHANGED;
@@ -273,16 +276,44 @@ static bool rv_mr_valid(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 }
 
 /*
- * Are @e's pages still the ones the process maps there, with the access
- * the MR was made with? Waits for invalidations in progress to end first;
- * one that starts later makes the cache discard this answer.
+ * Do the VMAs over @e's range still allow the access the MR was made with,
+ * as a registration checks it (get_user_pages(): readable, and writable
+ * for a writable MR)?
  */
-static bool rv_mr_same(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+static bool rv_mr_vmas_allow(struct rv_user *user, struct rv_mr_entry *e)
+{
+	vm_flags_t need = VM_READ |
+			  (ib_access_writable(e->access) ? VM_WRITE : 0);
+	unsigned long addr = e->addr, end = e->addr + e->len;
+	struct vm_area_struct *vma;
+	bool ok = true;
+
+	mmap_read_lock(user->mm);
+	while (ok && addr < end) {
+		vma = vma_lookup(user->mm, addr);
+		ok = vma && (vma->vm_flags & need) == need;
+		if (ok)
+			addr = vma->vm_end;
+	}
+	mmap_read_unlock(user->mm);
+	return ok;
+}
+
+/*
+ * Are @e's pages still the ones the process maps there (unless only the
+ * access may have changed), with the access the MR was made with? Waits
+ * for invalidations in progress to end first; one that starts later makes
+ * the cache discard this answer.
+ */
+static bool rv_mr_same(struct rv_mr_cache *cache, struct rv_mr_entry *e,
+		       enum rv_mr_inval how)
 {
 	struct rv_user *user = container_of(cache, struct rv_user, cache);
 	struct rv_mr *mr = to_rv_mr(e);
 	u64 hash;
 
+	if (how == RV_MR_INVAL_ACCESS)
+		return rv_mr_vmas_allow(user, e);
 	if (!mr->hashed)
 		return false;
 	mmu_interval_read_begin(&mr->mni);

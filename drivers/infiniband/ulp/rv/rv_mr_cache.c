@@ -154,7 +154,7 @@ static bool rv_mr_invalidate_one(struct rv_mr_cache *cache,
 				 struct rv_mr_entry *e, struct list_head *dead)
 {
 	rv_mr_trace(cache, e, RV_MR_TRACE_INVALIDATE);
-	e->recheck = false;
+	e->recheck = RV_MR_INVAL_NONE;
 	if (rv_mr_refs(e)) {
 		interval_tree_remove(&e->it, &cache->tree);
 		e->stale = true;
@@ -282,6 +282,7 @@ static struct rv_mr_entry *rv_mr_recheck(struct rv_mr_cache *cache,
 					 unsigned long *flags,
 					 struct list_head *dead)
 {
+	enum rv_mr_inval how = e->recheck;
 	u32 gen = e->inval_gen;
 	bool same;
 
@@ -289,11 +290,11 @@ static struct rv_mr_entry *rv_mr_recheck(struct rv_mr_cache *cache,
 	e->user_refs++;
 	rv_mr_ref_taken(cache, e);
 	spin_unlock_irqrestore(&cache->lock, *flags);
-	same = cache->ops->same(cache, e);
+	same = cache->ops->same(cache, e, how);
 	spin_lock_irqsave(&cache->lock, *flags);
 
 	if (same && !e->stale && e->inval_gen == gen) {
-		e->recheck = false;
+		e->recheck = RV_MR_INVAL_NONE;
 		cache->stats.hit++;
 		rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
 		return e;
@@ -359,7 +360,7 @@ static struct rv_mr_entry *rv_mr_new(struct rv_mr_cache *cache, u64 addr,
 	e->io_refs = 0;
 	e->inval_gen = 0;
 	e->stale = false;
-	e->recheck = false;
+	e->recheck = RV_MR_INVAL_NONE;
 	INIT_LIST_HEAD(&e->lru);
 	INIT_LIST_HEAD(&e->dead);
 
@@ -511,7 +512,7 @@ bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
 				   struct list_head *dead)
 {
 	struct interval_tree_node *node, *next;
-	bool recheck = how == RV_MR_INVAL_MAYBE && cache->ops->same;
+	bool recheck = how != RV_MR_INVAL_CHANGED && cache->ops->same;
 	bool ret = false;
 
 	lockdep_assert_held(&cache->lock);
@@ -527,7 +528,7 @@ bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
 		next = interval_tree_iter_next(node, start, end - 1);
 		e->inval_gen++;
 		if (recheck) {
-			e->recheck = true;
+			e->recheck = max_t(u8, e->recheck, how);
 			rv_mr_trace(cache, e, RV_MR_TRACE_RECHECK);
 			continue;
 		}

@@ -58,14 +58,18 @@ struct rv_mr_entry {
 	u32 io_refs;
 	u32 inval_gen;			/* invalidations since it went live */
 	bool stale;
-	bool recheck;			/* live, to be checked before a hit */
+	u8 recheck;			/* live: enum rv_mr_inval to check */
 };
 
-/* What an invalidation of a range says of the entries it overlaps. */
+/*
+ * What an invalidation of a range says of the entries it overlaps, from
+ * the least to the most.
+ */
 enum rv_mr_inval {
 	RV_MR_INVAL_NONE,	/* nothing a hit depends on changed */
-	RV_MR_INVAL_CHANGED,	/* their pages are gone or replaced */
-	RV_MR_INVAL_MAYBE,	/* their pages may be unchanged: recheck */
+	RV_MR_INVAL_ACCESS,	/* same pages, the access may have changed */
+	RV_MR_INVAL_MAYBE,	/* the pages may have changed */
+	RV_MR_INVAL_CHANGED,	/* the pages are gone or replaced */
 };
 
 /**
@@ -79,9 +83,11 @@ enum rv_mr_inval {
  *	while @reg ran: the entry is destroyed and REG_MEM fails with -EAGAIN
  *	(counted as failed).
  * @same: optional; may sleep; called for a live entry marked for a recheck,
- *	which the caller holds a user reference on: true if the process's
- *	memory in the entry's range is still the pages it registered. Without
- *	it, RV_MR_INVAL_MAYBE is handled as RV_MR_INVAL_CHANGED.
+ *	which the caller holds a user reference on, with the strongest mark
+ *	(RV_MR_INVAL_ACCESS or RV_MR_INVAL_MAYBE): true if the process's
+ *	memory in the entry's range is still the pages it registered, with
+ *	the access it was registered with. Without it, RV_MR_INVAL_ACCESS and
+ *	RV_MR_INVAL_MAYBE are handled as RV_MR_INVAL_CHANGED.
  */
 struct rv_mr_cache_ops {
 	struct rv_mr_entry *(*alloc)(struct rv_mr_cache *cache);
@@ -89,7 +95,8 @@ struct rv_mr_cache_ops {
 	int (*reg)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
 	void (*dereg)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
 	bool (*valid)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
-	bool (*same)(struct rv_mr_cache *cache, struct rv_mr_entry *e);
+	bool (*same)(struct rv_mr_cache *cache, struct rv_mr_entry *e,
+		     enum rv_mr_inval how);
 };
 
 /* What the rv_mr_cache tracepoint reports (rv_trace.h). */
@@ -178,13 +185,14 @@ bool rv_mr_cache_put_io(struct rv_mr_cache *cache, struct rv_mr_entry *e,
 
 /*
  * The range [start, end) of the process's memory is changing. With
- * RV_MR_INVAL_NONE nothing is done. With RV_MR_INVAL_MAYBE (and
- * ops->same), every live entry overlapping it is marked for a recheck and
- * stays. Otherwise each leaves the tree (lookup can no longer find it):
- * unreferenced ones are moved onto @dead (counted in remove), referenced
- * ones become stale. Called with cache->lock held
- * (the MMU notifier glue updates its sequence number under the same
- * lock). Does not sleep. Returns true if @dead was extended.
+ * RV_MR_INVAL_NONE nothing is done. With RV_MR_INVAL_ACCESS or
+ * RV_MR_INVAL_MAYBE (and ops->same), every live entry overlapping it is
+ * marked for a recheck (the strongest mark stays) and stays. Otherwise
+ * each leaves the tree (lookup can no longer find it): unreferenced ones
+ * are moved onto @dead (counted in remove), referenced ones become stale.
+ * Called with cache->lock held (the MMU notifier glue updates its
+ * sequence number under the same lock). Does not sleep. Returns true if
+ * @dead was extended.
  */
 bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
 				   u64 end, enum rv_mr_inval how,

@@ -33,6 +33,7 @@ struct fake {
 	bool same_ret;		/* what same() answers ... */
 	u64 same_bad_len;	/* ... but false for entries this long */
 	bool inv_in_same;	/* same() invalidates the entry, MAYBE */
+	enum rv_mr_inval same_how;	/* what the last same() was asked */
 	/* While reg runs: invalidate [inv_start, inv_end) if non-empty. */
 	u64 inv_start, inv_end;
 	u64 reg_calls;		/* valid rv_mr_cache_reg() calls made */
@@ -135,11 +136,16 @@ static bool fake_valid(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 	return f->valid_ret;
 }
 
-static bool fake_same(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+static bool fake_same(struct rv_mr_cache *cache, struct rv_mr_entry *e,
+		      enum rv_mr_inval how)
 {
 	struct fake *f = to_fake(cache);
 
 	fake_expect_unlocked(f);
+	KUNIT_EXPECT_EQ(f->test, how, (enum rv_mr_inval)e->recheck);
+	KUNIT_EXPECT_TRUE(f->test, how == RV_MR_INVAL_ACCESS ||
+			  how == RV_MR_INVAL_MAYBE);
+	f->same_how = how;
 	KUNIT_EXPECT_TRUE(f->test, to_fe(e)->registered);
 	KUNIT_EXPECT_TRUE(f->test, e->recheck);
 	KUNIT_EXPECT_FALSE(f->test, e->stale);
@@ -1256,6 +1262,24 @@ static int dereg_held(struct fake *f, struct held_ref *h)
 }
 
 /*
+ * A MAYBE invalidation of 0x10000, then a reg_ok() of [0x10000, 2 pages)
+ * while same() answers @same (invalidating again if @inv_in_same).
+ */
+static struct rv_mr_entry *reg_after_maybe(struct fake *f, bool same,
+					   bool inv_in_same)
+{
+	struct rv_mr_entry *e;
+
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
+	f->same_ret = same;
+	f->inv_in_same = inv_in_same;
+	e = reg_ok(f, 0x10000, 2 * PG, ACC_R);
+	f->same_ret = true;
+	f->inv_in_same = false;
+	return e;
+}
+
+/*
  * An invalidation that may have changed nothing marks the entries for a
  * recheck: the next REG_MEM that finds one asks same(), and it is a hit
  * if the pages are unchanged, else it goes as if invalidated.
@@ -1289,10 +1313,7 @@ static void rv_mr_test_recheck(struct kunit *test)
 	check_cache(f);
 
 	/* Unreferenced, changed: removed, and the REG_MEM is a miss. */
-	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
-	f->same_ret = false;
-	b = reg_ok(f, 0x10000, 2 * PG, ACC_R);
-	f->same_ret = true;
+	b = reg_after_maybe(f, false, false);
 	KUNIT_EXPECT_PTR_NE(test, b, a);
 	s = stats(f);
 	KUNIT_EXPECT_EQ(test, f->nsame, 2);
@@ -1303,10 +1324,7 @@ static void rv_mr_test_recheck(struct kunit *test)
 	check_cache(f);
 
 	/* Held, changed: stale but still serving its holder, then a miss. */
-	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
-	f->same_ret = false;
-	c = reg_ok(f, 0x10000, 2 * PG, ACC_R);
-	f->same_ret = true;
+	c = reg_after_maybe(f, false, false);
 	KUNIT_EXPECT_PTR_NE(test, c, b);
 	KUNIT_EXPECT_TRUE(test, b->stale);
 	KUNIT_EXPECT_FALSE(test, b->recheck);
@@ -1319,10 +1337,7 @@ static void rv_mr_test_recheck(struct kunit *test)
 	check_cache(f);
 
 	/* Invalidated again while same() runs: its answer is not trusted. */
-	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
-	f->inv_in_same = true;
-	d = reg_ok(f, 0x10000, 2 * PG, ACC_R);
-	f->inv_in_same = false;
+	d = reg_after_maybe(f, true, true);
 	KUNIT_EXPECT_PTR_NE(test, d, c);
 	KUNIT_EXPECT_TRUE(test, c->stale);
 	dereg_ok(f, c);
@@ -1355,12 +1370,33 @@ static void rv_mr_test_recheck(struct kunit *test)
 	dereg_ok(f, a);
 	check_cache(f);
 
-	/* A backend without same(): MAYBE is CHANGED. */
+	/* The strongest mark is what same() is asked about. */
+	a = reg_ok(f, 0x10000, PG, ACC_R);
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_ACCESS);
+	KUNIT_EXPECT_EQ(test, a->recheck, (u8)RV_MR_INVAL_ACCESS);
+	KUNIT_EXPECT_PTR_EQ(test, reg_ok(f, 0x10000, PG, ACC_R), a);
+	KUNIT_EXPECT_EQ(test, f->same_how, RV_MR_INVAL_ACCESS);
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_ACCESS);
+	KUNIT_EXPECT_EQ(test, a->recheck, (u8)RV_MR_INVAL_MAYBE);
+	KUNIT_EXPECT_PTR_EQ(test, reg_ok(f, 0x10000, PG, ACC_R), a);
+	KUNIT_EXPECT_EQ(test, f->same_how, RV_MR_INVAL_MAYBE);
+	KUNIT_EXPECT_EQ(test, a->recheck, (u8)RV_MR_INVAL_NONE);
+	dereg_ok(f, a);
+	dereg_ok(f, a);
+	dereg_ok(f, a);
+	check_cache(f);
+
+	/* A backend without same(): ACCESS and MAYBE are CHANGED. */
 	fake_reinit(f, &fake_ops_novalid, DEF_LIMIT);
 	a = reg_ok(f, 0x10000, PG, ACC_R);
 	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_MAYBE);
 	KUNIT_EXPECT_TRUE(test, a->stale);
 	KUNIT_EXPECT_FALSE(test, a->recheck);
+	dereg_ok(f, a);
+	a = reg_ok(f, 0x10000, PG, ACC_R);
+	fake_invalidate_how(f, 0x10000, 0x10001, RV_MR_INVAL_ACCESS);
+	KUNIT_EXPECT_TRUE(test, a->stale);
 	dereg_ok(f, a);
 
 	/* NONE: nothing at all. */
@@ -1452,8 +1488,7 @@ static void rv_mr_test_random(struct kunit *test)
 			f->same_ret = rnd(&seed, 2);
 			fake_invalidate_how(f, addr,
 					    addr + rnd(&seed, 4) * PG + 1,
-					    rnd(&seed, 2) ? RV_MR_INVAL_MAYBE :
-							    RV_MR_INVAL_CHANGED);
+					    (enum rv_mr_inval)(1 + rnd(&seed, 3)));
 		} else if (op < 80) {
 			ret = rv_mr_cache_evict_amount(&f->cache,
 						       rnd(&seed, 4) * PG,
