@@ -44,12 +44,6 @@ namespace {
 
 constexpr std::uint64_t MiB = 1024 * 1024;
 
-void note(const std::string &s)
-{
-	std::printf("# %s\n", s.c_str());
-	std::fflush(stdout);
-}
-
 std::uint64_t env_u64(const char *name, std::uint64_t def)
 {
 	const char *v = std::getenv(name);

@@ -34,12 +34,6 @@ constexpr std::uint64_t MiB = 1024 * 1024;
 constexpr std::uint64_t write_len = 8 * MiB;
 constexpr const char *rate = "4mbit";
 
-void note(const std::string &s)
-{
-	std::printf("# %s\n", s.c_str());
-	std::fflush(stdout);
-}
-
 bool tc(const std::vector<std::string> &args)
 {
 	std::vector<std::string> argv = {which("tc")};

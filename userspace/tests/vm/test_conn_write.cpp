@@ -35,12 +35,6 @@ namespace {
 constexpr std::uint64_t KiB = 1024;
 constexpr std::uint64_t MiB = 1024 * KiB;
 
-void note(const std::string &s)
-{
-	std::printf("# %s\n", s.c_str());
-	std::fflush(stdout);
-}
-
 rv::Mapping shared_buffer(std::uint64_t len)
 {
 	return rv::Mapping::map(len, PROT_READ | PROT_WRITE,

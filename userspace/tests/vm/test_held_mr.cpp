@@ -55,12 +55,6 @@ constexpr std::uint64_t mr_len = slot_bytes(4);
 
 std::uint64_t huge_kb(std::uint64_t addr);
 
-void note(const std::string &s)
-{
-	std::printf("# %s\n", s.c_str());
-	std::fflush(stdout);
-}
-
 // Private anonymous memory of len bytes (a whole number of huge pages)
 // starting on a huge page boundary, where transparent huge pages may be
 // used (MADV_HUGEPAGE), populated.
@@ -311,6 +305,19 @@ private:
 	std::uint64_t key_ = 0;
 };
 
+// A test's two sides, in a new job: the receiver, a child on node n1,
+// and the sender, this process on node n0.
+struct Pair {
+	Pair(const Node &n0, const Node &n1, const rv::JobKey &key)
+		: child([&](Channel &ch) { return held_receiver(ch, n1, n0, key); }),
+		  snd(n0, n1, key, child)
+	{
+	}
+
+	Peer child;
+	Sender snd;
+};
+
 } // namespace
 
 // Each event, on both sides, over an MR each side holds: the write posted
@@ -321,9 +328,8 @@ TEST(HeldMr, SurvivesEventsThatKeepPinnedPages)
 	RV_ROOT_OR_SKIP();
 	RV_NODE_OR_SKIP(n0, 0);
 	RV_NODE_OR_SKIP(n1, 1);
-	const rv::JobKey key = rv::random_job_key();
-	Peer child([&](Channel &ch) { return held_receiver(ch, n1, n0, key); });
-	Sender snd(n0, n1, key, child);
+	Pair p(n0, n1, rv::random_job_key());
+	Sender &snd = p.snd;
 	rv::Mapping buf = thp_buffer(4 * MiB);
 	rv::MemoryRegion mr = snd.side().dev().reg_mem(buf.data(), mr_len,
 						       rv::access::psm3_send);
@@ -360,9 +366,8 @@ TEST(HeldMr, NewPagesAtTheSameAddressesAreAMiss)
 {
 	RV_NODE_OR_SKIP(n0, 0);
 	RV_NODE_OR_SKIP(n1, 1);
-	const rv::JobKey key = rv::random_job_key();
-	Peer child([&](Channel &ch) { return held_receiver(ch, n1, n0, key); });
-	Sender snd(n0, n1, key, child);
+	Pair p(n0, n1, rv::random_job_key());
+	Sender &snd = p.snd;
 	rv::Mapping buf = thp_buffer(4 * MiB);
 	const std::uint64_t addr = buf.addr();
 	rv::MemoryRegion old = snd.side().dev().reg_mem(buf.data(), mr_len,
@@ -508,9 +513,8 @@ TEST(HeldMr, KhugepagedScanning)
 	KhugepagedKnobs knobs;
 	const std::uint64_t scans0 = full_scans();
 
-	const rv::JobKey key = rv::random_job_key();
-	Peer child([&](Channel &ch) { return held_receiver(ch, n1, n0, key); });
-	Sender snd(n0, n1, key, child);
+	Pair p(n0, n1, rv::random_job_key());
+	Sender &snd = p.snd;
 	std::vector<rv::Mapping> bufs;
 	const auto t0 = std::chrono::steady_clock::now();
 	unsigned rounds = 0, failed = 0, fresh = 0, eagain = 0;

@@ -57,12 +57,6 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-void note(const std::string &s)
-{
-	std::printf("# %s\n", s.c_str());
-	std::fflush(stdout);
-}
-
 std::uint64_t kill_seed(const char *test)
 {
 	const char *v = std::getenv("RV_KILL_SEED");

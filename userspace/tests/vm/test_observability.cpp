@@ -391,8 +391,14 @@ TEST(Observability, TracepointsReportEachStep)
 			rv::MemoryRegion m = p.a.dev().reg_mem(extra.data(), extra.size(),
 							       rv::access::psm3_send);
 		}
+		// A permission change marks the cached MR for a recheck.
+		ASSERT_EQ(::mprotect(extra.data(), extra.size(), PROT_READ), 0);
 		extra = rv::Mapping{};	// munmap
 	}
+	// The connections close in a work item of rv after the files do.
+	(void)wait_until([&] { return read_file(t + "/trace").find("new=closing") !=
+				      std::string::npos; },
+			 seconds(30));
 	write_file(events + "/enable", "0");
 	const std::string trace = read_file(t + "/trace");
 	const auto attach = lines_of(trace, "rv_attach");
@@ -408,7 +414,7 @@ TEST(Observability, TracepointsReportEachStep)
 	EXPECT_TRUE(any_has(cm, {"event=req_received"})) << trace;
 	EXPECT_TRUE(any_has(cm, {"event=rep_received"})) << trace;
 	const auto mr = lines_of(trace, "rv_mr_cache");
-	for (const char *op : {"op=miss", "op=hit", "op=evict", "op=invalidate"})
+	for (const char *op : {"op=miss", "op=hit", "op=evict", "op=recheck", "op=invalidate"})
 		EXPECT_TRUE(any_has(mr, {pid, op})) << op << "\n" << trace;
 	const auto post = lines_of(trace, "rv_post_write");
 	EXPECT_EQ(post.size(), n_writes) << trace;

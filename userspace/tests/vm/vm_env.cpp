@@ -2,6 +2,7 @@
 #include "vm_env.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -233,6 +234,12 @@ std::string to_string(const rv::CacheStats &s)
 	  << " failed " << s.failed << " remove " << s.remove << " evict "
 	  << s.evict;
 	return o.str();
+}
+
+void note(const std::string &s)
+{
+	std::printf("# %s\n", s.c_str());
+	std::fflush(stdout);
 }
 
 } // namespace rv::test

@@ -81,6 +81,9 @@ struct Node {
 // A one-line dump of the cache stats, for failure messages.
 [[nodiscard]] std::string to_string(const rv::CacheStats &s);
 
+// A TAP diagnostic line ("# s"), flushed at once.
+void note(const std::string &s);
+
 } // namespace rv::test
 
 // Declares const rv::test::Node &var for node i, or skips the test.
