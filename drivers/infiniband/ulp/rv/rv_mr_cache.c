@@ -253,6 +253,15 @@ static bool rv_mr_make_room(struct rv_mr_cache *cache, u64 len,
 	return true;
 }
 
+/* REG_MEM found the live entry @e: a new user reference, a hit. */
+static void rv_mr_hit(struct rv_mr_cache *cache, struct rv_mr_entry *e)
+{
+	e->user_refs++;
+	rv_mr_ref_taken(cache, e);
+	cache->stats.hit++;
+	rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
+}
+
 struct rv_mr_entry *rv_mr_cache_hit_locked(struct rv_mr_cache *cache,
 					   u64 addr, u64 len, u32 access)
 {
@@ -262,10 +271,7 @@ struct rv_mr_entry *rv_mr_cache_hit_locked(struct rv_mr_cache *cache,
 	e = rv_mr_find(cache, addr, len, access);
 	if (!e || e->recheck)
 		return NULL;
-	e->user_refs++;
-	rv_mr_ref_taken(cache, e);
-	cache->stats.hit++;
-	rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
+	rv_mr_hit(cache, e);
 	return e;
 }
 
@@ -294,6 +300,7 @@ static struct rv_mr_entry *rv_mr_recheck(struct rv_mr_cache *cache,
 	spin_lock_irqsave(&cache->lock, *flags);
 
 	if (same && !e->stale && e->inval_gen == gen) {
+		/* The reference taken above is the hit's. */
 		e->recheck = RV_MR_INVAL_NONE;
 		cache->stats.hit++;
 		rv_mr_trace(cache, e, RV_MR_TRACE_HIT);
@@ -320,14 +327,12 @@ static struct rv_mr_entry *rv_mr_lookup(struct rv_mr_cache *cache, u64 addr,
 	unsigned long flags;
 
 	spin_lock_irqsave(&cache->lock, flags);
-	for (;;) {
-		e = rv_mr_cache_hit_locked(cache, addr, len, access);
-		if (e)
+	/* One to recheck is a hit, or is gone and the search goes on. */
+	while ((e = rv_mr_find(cache, addr, len, access))) {
+		if (!e->recheck) {
+			rv_mr_hit(cache, e);
 			break;
-		/* None, or one to recheck: a hit, or gone and search again. */
-		e = rv_mr_find(cache, addr, len, access);
-		if (!e)
-			break;
+		}
 		e = rv_mr_recheck(cache, e, &flags, dead);
 		if (e)
 			break;
