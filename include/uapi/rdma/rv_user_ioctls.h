@@ -227,7 +227,8 @@ struct rv_capability_params {
  * @mr_cache_size:
  *	MB of MR cache for this process, at most 1048576 (%EINVAL); 0: the
  *	module parameter mr_cache_size, or mr_cache_size_gpu with
- *	RV_RDMA_MODE_UPSIZE_CPU. It also bounds the largest MR.
+ *	RV_RDMA_MODE_UPSIZE_CPU. It also bounds the largest MR
+ *	(max_fmr_size).
  * @rdma_mode:
  *	RV_RDMA_MODE_KERNEL, optionally ORed with RV_RDMA_MODE_UPSIZE_CPU;
  *	RV_RDMA_MODE_USER: %EOPNOTSUPP; other modes or bits: %EINVAL.
@@ -310,8 +311,10 @@ struct rv_capability_params {
  * struct rv_attach_params_in - input of RV_IOCTL_ATTACH
  * @__RV_ATTACH_PARAMS_IN_R5_FIELDS: the members dev_name to hb_interval,
  *	described in "ATTACH input"
- * @fr_page_list_len: page list length a client would use for fast
- *	registration (ABI 1.6); informational, ignored by the module
+ * @fr_page_list_len: pages per fast-registration MR (ABI 1.6): the
+ *	module uses the smaller of this and the device's page list length
+ *	(max_fast_reg_page_list_len); 0: the device's; 1: %EINVAL. The ABI
+ *	1.5 form has none, as 0. It bounds max_fmr_size.
  * @resv4: reserved, must be 0
  */
 struct rv_attach_params_in {
@@ -339,8 +342,11 @@ struct rv_attach_params_r5_in {
  * @mr_cache_size: MB of MR cache in use
  * @q_depth: send queue depth per connection in use (the job's)
  * @reconnect_timeout: seconds in use (the job's)
- * @max_fmr_size: largest MR, in bytes, the module will register: the MR
- *	cache size, or the device's largest MR if that is smaller
+ * @max_fmr_size: largest MR, in bytes, the module will register, at any
+ *	address: one page less than the pages per fast-registration MR
+ *	(see fr_page_list_len), so that a range of this length fits
+ *	whatever its offset within a page; or the MR cache size, or the
+ *	device's largest MR, if smaller
  */
 struct rv_attach_params_out {
 	__u32 rv_index;
@@ -405,7 +411,13 @@ struct rv_attach_params_r5 {
  *   mr_cache_size is out of range; reconnect_timeout and hb_interval are
  *   both set and hb_interval is not below reconnect_timeout * 1000;
  *   port_num is not a port of the device.
- * * %EOPNOTSUPP - the mode is RV_RDMA_MODE_USER.
+ * * %EOPNOTSUPP - the mode is RV_RDMA_MODE_USER; or the device has no
+ *   memory management extensions (fast registration, with a page list of
+ *   at least 2 pages), with which rv registers memory.
+ * * %EPROTONOSUPPORT - the port is iWARP, which has no RDMA WRITE with
+ *   immediate.
+ * * %ESOCKTNOSUPPORT - the port's transport has no RC QPs (neither
+ *   InfiniBand, RoCE nor iWARP).
  * * %ENODEV - there is no RDMA device named dev_name.
  * * %ENETDOWN - the port is not ACTIVE.
  * * %ENOENT - the port's GID at loc_gid_index is not loc_gid, or there is
@@ -414,8 +426,13 @@ struct rv_attach_params_r5 {
  * * %ENOMEM - out of memory (the event ring included).
  * * %EFAULT - the argument cannot be read, or the output cannot be
  *   written (the attach is undone).
- * * other - an error of the RDMA core allocating the job's PD or its CM
- *   listener.
+ * * other - an error of the RDMA core allocating the job's PD, its
+ *   registration QP or its CM listener.
+ *
+ * The refusals of a device or port (%EOPNOTSUPP, %EPROTONOSUPPORT,
+ * %ESOCKTNOSUPPORT) are decided from its attributes, never its driver's
+ * name, and each logs one line in the kernel log that names what is
+ * missing; docs/rdma-drivers.md lists what each driver gets.
  */
 #define RV_IOCTL_ATTACH _IOWR(RV_MAGIC, 0xF1, struct rv_attach_params)
 
@@ -452,7 +469,8 @@ struct rv_attach_params_r5 {
  * @addr:
  *	start of the range of the caller's memory to register.
  * @length:
- *	bytes, 1 to max_fmr_size of the attach; the range must not wrap.
+ *	bytes, 1 to max_fmr_size of the attach (above: %E2BIG); the range
+ *	must not wrap.
  * @access:
  *	IBV_ACCESS_KERNEL, ORed with any of libibverbs'
  *	IBV_ACCESS_LOCAL_WRITE (1), IBV_ACCESS_REMOTE_WRITE (2, only with
@@ -575,7 +593,10 @@ struct rv_mem_params_r1 {
  * access is a hit: it gets one more reference, and no verbs call is made.
  * Otherwise, a miss: unreferenced MRs are evicted, least recently used
  * first, until the new one fits in mr_cache_size; then the range is
- * registered (pinned) in the job's PD and cached with one reference. Each
+ * pinned (charged to RLIMIT_MEMLOCK as a verbs registration is),
+ * registered by fast registration in the job's PD, and cached with one
+ * reference. The MR's lkey and rkey are valid when the call returns, and
+ * its iova is addr. Each
  * successful call takes one reference, which RV_IOCTL_DEREG_MEM drops; a
  * referenced MR is never evicted.
  *
@@ -611,22 +632,27 @@ struct rv_mem_params_r1 {
  * * 0 - struct rv_mem_params_out is written.
  * * %EINVAL - the file is not attached; resv1 or resv2 is not 0; access
  *   has a bit not allowed, or IBV_ACCESS_REMOTE_WRITE without
- *   IBV_ACCESS_LOCAL_WRITE; length is 0 or above max_fmr_size, or the
- *   range wraps.
+ *   IBV_ACCESS_LOCAL_WRITE; length is 0, or the range wraps.
+ * * %E2BIG - length is above max_fmr_size.
  * * %EACCES - the caller is not the attached process.
  * * %EOPNOTSUPP - access lacks IBV_ACCESS_KERNEL: MRs in a user PD are
  *   not supported.
  * * %ENODEV - the job's RDMA device is gone.
  * * %ENOMEM - a miss found no room: referenced and stale MRs fill the
- *   cache (counted in full); or out of memory (counted in failed).
+ *   cache (counted in full); or, counted in failed: pinning the range
+ *   would pass RLIMIT_MEMLOCK without CAP_IPC_LOCK, the device has no
+ *   MR left, or out of memory.
  * * %EAGAIN - the memory of the range changed while it was being
  *   registered (counted in failed); the call may be repeated.
  * * %EFAULT - the argument cannot be read; the output cannot be written
- *   (the reference is dropped again); or, from the RDMA core, part of
- *   the range is not mapped, or not writable for a writable MR (counted
+ *   (the reference is dropped again); or part of the range is not
+ *   mapped, or not writable for a writable MR (counted in failed).
+ * * %EIO - the device did not register the pages: its registration work
+ *   request could not be posted or completed with an error (counted in
+ *   failed; the kernel log says which). Nothing stays pinned; the call
+ *   may be repeated.
+ * * other - another error of the RDMA core pinning the range (counted
  *   in failed).
- * * other - an error of the RDMA core registering the range (counted in
- *   failed), e.g. %ENOMEM past RLIMIT_MEMLOCK without CAP_IPC_LOCK.
  */
 #define RV_IOCTL_REG_MEM _IOWR(RV_MAGIC, 0xF3, struct rv_mem_params)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kunit.sh: run rv's KUnit suites (rv_mr_cache, rv_ring, rv_wire,
+# kunit.sh: run rv's KUnit suites (rv_mr_cache, rv_ring, rv_wire, rv_reg,
 # rv_attach) on a debug kernel: RV_DEBUG_SERIES, 6.12 (the default) or 6.1.
 #
 #   tools/testing/kernel/kunit.sh
@@ -28,7 +28,7 @@
 set -euo pipefail
 
 PROG=kunit
-SUITES="rv_mr_cache rv_ring rv_wire rv_attach"
+SUITES="rv_mr_cache rv_ring rv_wire rv_attach rv_reg"
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 # Which debug kernel: 6.12 (make check) or 6.1 (make check-full adds it).

@@ -30,13 +30,16 @@
  *                            verbs object of the job
  *   1. rv_file.lock        - ATTACH and CAPABILITY of one file
  *   2. rv_user.reg_mutex   - REG_MEM's misses and EVICT of one process
- *   3. mm->mmap_lock       - taken by ib_reg_user_mr(), MMU notifier
+ *   3. mm->mmap_lock       - taken by ib_umem_get(), MMU notifier
  *                            registration and the page look-ups that
  *                            check an MR's pages (get_user_pages_fast());
  *                            held when rv_mmap() and the
  *                            MMU notifier callback run, so neither may take
  *                            1 or 2 (rv_file.user is published once, with
  *                            release ordering, and read without a lock)
+ *   3a. rv_reg_qp.mutex    - the job's registration QP (rv_reg.c): held
+ *                            across one REG_MR and the wait for its
+ *                            completion; taken under 2, never under 3
  *   4. rv_jobs_lock        - the list of rv_job_dev and their members
  *                            count (the CM REQ handler
  *                            takes it to find the job of a REQ)
@@ -75,6 +78,7 @@
 #include <rdma/rv_user_ioctls.h>
 
 #include "rv_mr_cache.h"
+#include "rv_reg.h"
 
 #define RV_DRV_NAME "rv"
 
@@ -145,6 +149,7 @@ struct rv_job_dev {
 	struct rv_job_key key;
 	struct rv_job_params params;
 	struct ib_pd *pd;
+	struct rv_reg_qp reg;		/* registers its MRs (rv_reg.c) */
 	struct xarray users;		/* rv_index -> struct rv_user */
 	union ib_gid gid;		/* the GID at key.gid_index */
 	enum ib_gid_type gid_type;	/* and its type */
@@ -187,7 +192,7 @@ struct rv_user {
 	pid_t tgid;			/* the attaching process */
 	struct mm_struct *mm;		/* its mm, mmgrab()ed */
 	u32 mr_cache_mb;
-	u64 max_fmr_size;
+	u64 max_fmr_size;		/* REG_MEM's largest length */
 	struct rv_ring ring;		/* num == 0: no ring */
 	struct mutex reg_mutex;		/* REG_MEM misses, EVICT: lock order */
 	struct rv_mr_cache cache;

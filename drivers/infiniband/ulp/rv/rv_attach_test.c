@@ -79,6 +79,10 @@ RV_JOB_CHANGE(rv_job_hb_below, in->reconnect_timeout = 1;
 	      in->hb_interval = 999)
 RV_JOB_CHANGE(rv_job_hb_huge, in->reconnect_timeout = U32_MAX;
 	      in->hb_interval = U32_MAX)
+RV_JOB_CHANGE(rv_job_fr_0, in->fr_page_list_len = 0)
+RV_JOB_CHANGE(rv_job_fr_1, in->fr_page_list_len = 1)
+RV_JOB_CHANGE(rv_job_fr_2, in->fr_page_list_len = 2)
+RV_JOB_CHANGE(rv_job_fr_huge, in->fr_page_list_len = U32_MAX)
 RV_JOB_CHANGE(rv_job_no_recovery, in->reconnect_timeout = 0;
 	      in->hb_interval = U32_MAX)
 
@@ -119,6 +123,11 @@ static const struct rv_attach_test_case rv_attach_test_cases_table[] = {
 	{ "reconnect_timeout*1000 > hb_interval", rv_job_hb_below, false, 0 },
 	{ "both U32_MAX (no overflow)", rv_job_hb_huge, false, 0 },
 	{ "no recovery, any hb_interval", rv_job_no_recovery, false, 0 },
+	{ "fr_page_list_len 0 (the device's)", rv_job_fr_0, false, 0 },
+	{ "fr_page_list_len 1", rv_job_fr_1, false, -EINVAL },
+	{ "fr_page_list_len 1 in the ABI 1.5 form", rv_job_fr_1, true, 0 },
+	{ "fr_page_list_len 2", rv_job_fr_2, false, 0 },
+	{ "fr_page_list_len U32_MAX", rv_job_fr_huge, false, 0 },
 };
 
 static void rv_attach_test_case_desc(const struct rv_attach_test_case *t,
@@ -175,6 +184,10 @@ static void rv_attach_test_defaults_and_policy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, req.key.gid_index, 1);
 	KUNIT_EXPECT_EQ(test, req.key.job_key_len, RV_MAX_JOB_KEY_LEN);
 	KUNIT_EXPECT_EQ(test, req.loc_addr, 0x0a4d0101U);
+	KUNIT_EXPECT_EQ(test, req.fr_page_list_len, 1024U);
+	/* The ABI 1.5 form has no fr_page_list_len: the device's. */
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, true, &req), 0);
+	KUNIT_EXPECT_EQ(test, req.fr_page_list_len, 0U);
 
 	/* The GPU-sized cache, explicit values, no heartbeats. */
 	in.rdma_mode |= RV_RDMA_MODE_UPSIZE_CPU;

@@ -11,6 +11,7 @@
 #define RV_COMPAT_H
 
 #include <linux/mm.h>
+#include <rdma/ib_umem.h>
 
 /* vm_area_struct.vm_flags is read-only since 6.3: vm_flags_set(). */
 #ifdef RV_HAVE_VM_FLAGS_SET
@@ -31,6 +32,16 @@ static inline void rv_vm_flags_set(struct vm_area_struct *vma,
 #define rv_assign_str(dst, src) __assign_str(dst)
 #else
 #define rv_assign_str(dst, src) __assign_str(dst, src)
+#endif
+
+/*
+ * Pinning a range of the calling process's memory: ib_umem_get() up to
+ * 7.2, ib_umem_get_va() since (ib_umem_get() is gone in 7.3).
+ */
+#ifdef RV_HAVE_IB_UMEM_GET_VA
+#define rv_umem_get_va ib_umem_get_va
+#else
+#define rv_umem_get_va ib_umem_get
 #endif
 
 /*

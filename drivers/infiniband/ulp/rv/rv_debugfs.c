@@ -212,6 +212,7 @@ void rv_debugfs_init(void)
 			    &rv_conns_fops);
 	debugfs_create_file("procs", 0400, rv_debugfs_root, NULL,
 			    &rv_procs_fops);
+	rv_reg_debugfs_init(rv_debugfs_root);
 }
 
 void rv_debugfs_exit(void)

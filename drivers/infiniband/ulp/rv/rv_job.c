@@ -4,8 +4,9 @@
  *
  * The processes of one job on one device port share a struct rv_job_dev,
  * found by (device, port, GID index, caller's euid, job key, service id):
- * the first attach (rv_user.c) creates it with a kernel PD, later ones
- * join it if they agree on its parameters.
+ * the first attach (rv_user.c) creates it with a kernel PD and its
+ * registration QP (rv_reg.c), later ones join it if they agree on its
+ * parameters.
  */
 #include <linux/cred.h>
 #include <linux/slab.h>
@@ -39,6 +40,7 @@ static void rv_job_release(struct kref *kref)
 	WARN_ON(!list_empty(&jdev->conns));
 	xa_destroy(&jdev->users);
 	mutex_destroy(&jdev->conn_mutex);
+	rv_reg_qp_destroy(jdev);
 	if (jdev->pd)
 		ib_dealloc_pd(jdev->pd);
 	atomic_dec(&jdev->dev->jobs);
@@ -150,20 +152,25 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	xa_init_flags(&jdev->users, XA_FLAGS_ALLOC);
 	mutex_init(&jdev->conn_mutex);
 	INIT_LIST_HEAD(&jdev->conns);
+	ret = rv_reg_qp_init(jdev);
+	if (ret)
+		goto err_pd;
 	ret = rv_cm_listen(jdev);
-	if (ret) {
-		mutex_destroy(&jdev->conn_mutex);
-		ib_dealloc_pd(pd);
-		kfree(jdev);
-		jdev = ERR_PTR(ret);
-		goto out_put_dev;
-	}
+	if (ret)
+		goto err_reg;
 	list_add_tail(&jdev->list, &rv_jobs);
 	list_add_tail(&jdev->all, &rv_all_jobs);
 	atomic_inc(&dev->jobs);
 	mutex_unlock(&rv_jobs_lock);
 	return jdev;
 
+err_reg:
+	rv_reg_qp_destroy(jdev);
+err_pd:
+	mutex_destroy(&jdev->conn_mutex);
+	ib_dealloc_pd(pd);
+	kfree(jdev);
+	jdev = ERR_PTR(ret);
 out_put_dev:
 	mutex_unlock(&rv_jobs_lock);
 	rv_device_put(dev);
@@ -186,11 +193,12 @@ void rv_job_mark_dead(struct rv_job_dev *jdev)
 	synchronize_srcu(&rv_dev_srcu);
 }
 
-/* Last of a dead job's device: its listener and PD. */
+/* Last of a dead job's device: its listener, registration QP and PD. */
 void rv_job_free_verbs(struct rv_job_dev *jdev)
 {
 	rv_cm_unlisten(jdev);
 	jdev->listen_id = NULL;
+	rv_reg_qp_destroy(jdev);
 	ib_dealloc_pd(jdev->pd);
 	jdev->pd = NULL;
 }

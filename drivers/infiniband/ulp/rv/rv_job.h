@@ -16,6 +16,7 @@ struct rv_attach_req {
 	struct rv_job_key key;
 	struct rv_job_params params;
 	u32 mr_cache_mb;
+	u32 fr_page_list_len;		/* 0: the device's */
 	u32 cq_entries;
 	u32 loc_addr;
 };

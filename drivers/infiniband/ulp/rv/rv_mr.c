@@ -4,8 +4,8 @@
  * notifier backend of the MR cache (rv_mr_cache.c), and the REG_MEM,
  * DEREG_MEM, EVICT and GET_CACHE_STATS ioctls.
  *
- * Each cached MR is registered with ib_reg_user_mr() in the job's PD and
- * watched by its own mmu_interval_notifier. The MR pins its pages, so it
+ * Each cached MR is pinned and fast-registered in the job's PD
+ * (rv_reg.c) and watched by its own mmu_interval_notifier. The MR pins its pages, so it
  * keeps describing them whatever the process does with its memory: the
  * notifier only decides whether a later REG_MEM may find it again
  * (rv_mr_invalidate() sorts the events). When one is taken out of the
@@ -15,8 +15,9 @@
  *
  * To tell whether an event that may change nothing did change the pages,
  * each MR keeps a hash of the page frames its range was backed by when it
- * was pinned (rv_mr_pages_hash()); the next REG_MEM that finds it hashes
- * the range's pages again and compares.
+ * was pinned, taken from the pinned pages themselves (rv_mr_umem_hash());
+ * the next REG_MEM that finds it looks the range's pages up again
+ * (rv_mr_pages_hash()) and compares.
  */
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -27,6 +28,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xxhash.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "rv.h"
@@ -43,11 +45,10 @@
 struct rv_mr {
 	struct rv_mr_entry entry;
 	struct rv_user *user;
-	struct ib_mr *mr;
+	struct rv_reg_mr reg;		/* its pinned pages and MR */
 	struct mmu_interval_notifier mni;
 	unsigned long seq;		/* notifier sequence at registration */
-	u64 pages_hash;			/* of the pinned pages, if hashed */
-	bool hashed;
+	u64 pages_hash;			/* of the pinned pages */
 };
 
 static struct rv_mr *to_rv_mr(struct rv_mr_entry *e)
@@ -152,20 +153,40 @@ static void rv_mr_runs_flush(struct rv_mr_pfn_runs *r)
 		xxh64_update(&r->state, run, sizeof(run));
 }
 
-static void rv_mr_runs_add(struct rv_mr_pfn_runs *r, u64 pfn)
+/* Frames @pfn to @pfn + @n - 1 come next. */
+static void rv_mr_runs_add(struct rv_mr_pfn_runs *r, u64 pfn, u64 n)
 {
 	if (r->len && pfn == r->start + r->len) {
-		r->len++;
+		r->len += n;
 		return;
 	}
 	rv_mr_runs_flush(r);
 	r->start = pfn;
-	r->len = 1;
+	r->len = n;
+}
+
+/* The hash of the frames of the pages ib_umem_get() pinned. */
+static u64 rv_mr_umem_hash(struct rv_user *user, struct ib_umem *umem)
+{
+	struct rv_mr_pfn_runs runs = {};
+	struct scatterlist *sg;
+	unsigned int i;
+
+	xxh64_reset(&runs.state, user->pages_hash_seed);
+	for_each_sgtable_sg(&umem->sgt_append.sgt, sg, i)
+		rv_mr_runs_add(&runs,
+			       page_to_pfn(sg_page(sg)) +
+			       (sg->offset >> PAGE_SHIFT),
+			       DIV_ROUND_UP(sg->offset % PAGE_SIZE + sg->length,
+					    PAGE_SIZE));
+	rv_mr_runs_flush(&runs);
+	return xxh64_digest(&runs.state);
 }
 
 /*
  * A hash of the frames of the pages that back @e's range in the current
- * process now, looked up as ib_umem_get() pins them (for write if the MR
+ * process now, the same as rv_mr_umem_hash() of them, looked up as
+ * ib_umem_get() pins them (for write if the MR
  * allows writes, faulting pages in): 0 or -errno. The pins taken here are
  * dropped at once, a folio at a time. Called from REG_MEM, whose process
  * is the attached one (current->mm is user->mm).
@@ -189,7 +210,7 @@ static int rv_mr_pages_hash(struct rv_user *user, struct rv_mr_entry *e,
 		if (n <= 0)
 			return n ? n : -EFAULT;
 		for (i = 0; i < n; i++)
-			rv_mr_runs_add(&runs, page_to_pfn(pages[i]));
+			rv_mr_runs_add(&runs, page_to_pfn(pages[i]), 1);
 		unpin_user_pages(pages, n);
 		start += (unsigned long)n << PAGE_SHIFT;
 		npages -= n;
@@ -205,7 +226,7 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 {
 	struct rv_user *user = container_of(cache, struct rv_user, cache);
 	struct rv_mr *mr = to_rv_mr(e);
-	struct ib_mr *prev = NULL;
+	struct rv_reg_mr prev = {};
 	unsigned int tries;
 	int ret;
 
@@ -216,17 +237,15 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 		return ret;
 	for (tries = 1;; tries++) {
 		mr->seq = mmu_interval_read_begin(&mr->mni);
-		mr->mr = ib_reg_user_mr(user->jdev->pd, e->addr, e->len,
-					e->addr, e->access & ~IBV_ACCESS_KERNEL);
-		if (prev) {
-			ib_dereg_mr(prev);
-			prev = NULL;
+		ret = rv_reg_user(user->jdev, e->addr, e->len,
+				  e->access & ~IBV_ACCESS_KERNEL, &mr->reg);
+		if (prev.mr) {
+			rv_reg_user_put(&prev);
 			/* Both may not fit RLIMIT_MEMLOCK: again, alone. */
-			if (IS_ERR(mr->mr) && tries < RV_MR_REG_TRIES)
+			if (ret && tries < RV_MR_REG_TRIES)
 				continue;
 		}
-		if (IS_ERR(mr->mr)) {
-			ret = PTR_ERR(mr->mr);
+		if (ret) {
 			mmu_interval_notifier_remove(&mr->mni);
 			return ret;
 		}
@@ -235,7 +254,7 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 		 * unless the sequence moved since before the pinning (then
 		 * the MR is registered again, or valid() refuses it).
 		 */
-		mr->hashed = !rv_mr_pages_hash(user, e, &mr->pages_hash);
+		mr->pages_hash = rv_mr_umem_hash(user, mr->reg.umem);
 		/*
 		 * Pinning for write breaks copy-on-write sharing (pages
 		 * shared with a parent or child since fork, the zero page
@@ -255,7 +274,7 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 		 * Unpinned until the next pass pins them, the pages would
 		 * be fair game for khugepaged again: keep them pinned.
 		 */
-		prev = mr->mr;
+		prev = mr->reg;
 	}
 }
 
@@ -263,7 +282,7 @@ static void rv_mr_dereg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 {
 	struct rv_mr *mr = to_rv_mr(e);
 
-	ib_dereg_mr(mr->mr);
+	rv_reg_user_put(&mr->reg);
 	mmu_interval_notifier_remove(&mr->mni);
 }
 
@@ -314,8 +333,6 @@ static bool rv_mr_same(struct rv_mr_cache *cache, struct rv_mr_entry *e,
 
 	if (how == RV_MR_INVAL_ACCESS)
 		return rv_mr_vmas_allow(user, e);
-	if (!mr->hashed)
-		return false;
 	mmu_interval_read_begin(&mr->mni);
 	return !rv_mr_pages_hash(user, e, &hash) && hash == mr->pages_hash;
 }
@@ -348,7 +365,7 @@ static void rv_mr_zombie_work(struct work_struct *work)
 /* The lkey of a cached MR, for the write path (which holds an IO ref). */
 u32 rv_mr_lkey(struct rv_mr_entry *e)
 {
-	return to_rv_mr(e)->mr->lkey;
+	return to_rv_mr(e)->reg.mr->lkey;
 }
 
 /*
@@ -404,8 +421,10 @@ static int rv_mr_check_range(struct rv_user *user, u64 addr, u64 len,
 	if ((access & IB_ACCESS_REMOTE_WRITE) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
-	if (!len || addr + len < addr || len > user->max_fmr_size)
+	if (!len || addr + len < addr)
 		return -EINVAL;
+	if (len > user->max_fmr_size)
+		return -E2BIG;
 	return 0;
 }
 
@@ -413,7 +432,7 @@ static int rv_mr_check_range(struct rv_user *user, u64 addr, u64 len,
 static void rv_mr_reg_out(struct rv_mr_entry *e, u64 addr,
 			  struct rv_mem_params_out *out)
 {
-	struct ib_mr *mr = to_rv_mr(e)->mr;
+	struct ib_mr *mr = to_rv_mr(e)->reg.mr;
 
 	out->mr_handle = e->handle;
 	/* The MR maps virtual addresses 1:1, so a sub-range starts here. */

@@ -45,7 +45,8 @@ VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
 	    in->cq_entries > RV_MAX_CQ_ENTRIES || in->cq_entries == 1 ||
 	    (in->q_depth && (in->q_depth < RV_Q_DEPTH_MIN ||
 			     in->q_depth > RV_Q_DEPTH_MAX)) ||
-	    in->mr_cache_size > RV_MR_CACHE_SIZE_MAX)
+	    in->mr_cache_size > RV_MR_CACHE_SIZE_MAX ||
+	    (!r5 && in->fr_page_list_len == 1))
 		return -EINVAL;
 	if (in->reconnect_timeout && in->hb_interval &&
 	    (u64)in->reconnect_timeout * 1000 <= in->hb_interval)
@@ -71,14 +72,15 @@ VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
 		req->mr_cache_mb = rv_params.mr_cache_size_gpu;
 	else
 		req->mr_cache_mb = rv_params.mr_cache_size;
+	req->fr_page_list_len = r5 ? 0 : in->fr_page_list_len;
 	req->cq_entries = in->cq_entries;
 	req->loc_addr = in->loc_addr;
 	return 0;
 }
 
 /*
- * The port must exist and be ACTIVE, the GID at gid_index must be gid;
- * notes the GID's type.
+ * The port must exist, be one rv can serve (rv_reg_check_port()) and be
+ * ACTIVE, the GID at gid_index must be gid; notes the GID's type.
  */
 static int rv_attach_check_port(struct rv_device *dev,
 				struct rv_attach_req *req)
@@ -90,6 +92,9 @@ static int rv_attach_check_port(struct rv_device *dev,
 
 	if (!rdma_is_port_valid(ibdev, req->key.port_num))
 		return -EINVAL;
+	ret = rv_reg_check_port(ibdev, req->key.port_num);
+	if (ret)
+		return ret;
 	ret = ib_get_cached_port_state(ibdev, req->key.port_num, &state);
 	if (ret)
 		return ret;
@@ -173,6 +178,7 @@ static struct rv_user *rv_user_create(struct rv_job_dev *jdev,
 				      const struct rv_attach_req *req,
 				      u32 abi_version)
 {
+	const struct ib_device_attr *attrs;
 	struct rv_user *user;
 	u32 index;
 	int ret;
@@ -187,8 +193,12 @@ static struct rv_user *rv_user_create(struct rv_job_dev *jdev,
 	user->tgid = current->tgid;
 	user->mm = current->mm;
 	user->mr_cache_mb = req->mr_cache_mb;
-	user->max_fmr_size = min_t(u64, (u64)req->mr_cache_mb << 20,
-				   jdev->dev->ib_dev->attrs.max_mr_size);
+	attrs = &jdev->dev->ib_dev->attrs;
+	user->max_fmr_size =
+		rv_reg_max_fmr_size(rv_reg_max_pages(attrs,
+						     req->fr_page_list_len),
+				    attrs->max_mr_size,
+				    (u64)req->mr_cache_mb << 20);
 
 	/* Reserve the index; the user is stored once complete. */
 	ret = xa_alloc(&jdev->users, &index, NULL,
