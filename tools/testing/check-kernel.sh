@@ -4,8 +4,12 @@
 # Kernel code tier: rv.ko builds with W=1 and -Werror and sparse finds
 # nothing, for each kernel of tools/testing/kernels.sh (6.1 and 6.12), and
 # checkpatch.pl --strict (from Debian's linux-source-6.1)
-# finds nothing in any tracked kernel source or uAPI header, and no two
-# of the module's source files call each other in a circle. TAP output;
+# finds nothing in any tracked kernel source or uAPI header, no two
+# of the module's source files call each other in a circle, and rv.ko
+# registers memory only by fast registration: it imports ib_alloc_mr and
+# ib_map_mr_sg, and not ib_reg_user_mr (the only exported call that
+# reaches a driver's reg_user_mr, which irdma and mthca implement for
+# uverbs only: docs/rdma-drivers.md). TAP output;
 # progress ("# check-kernel: [+N s] ...", the total at the end) on stderr.
 set -uo pipefail
 
@@ -62,6 +66,15 @@ for k in "${kvers[@]}"; do
 	clean modules "$k" "rv.ko builds warning-free for $k (W=1, -Werror)"
 	# C=2 runs sparse over every file, rebuilt or not.
 	clean sparse "$k" "sparse (make C=2) clean for $k"
+	imports=$(nm -u "$build/modules/$k/rv.ko" 2>&1)
+	if grep -qx ' *U ib_alloc_mr' <<<"$imports" &&
+	   grep -qx ' *U ib_map_mr_sg' <<<"$imports" &&
+	   ! grep -q 'ib_reg_user_mr' <<<"$imports"; then
+		ok "rv.ko for $k imports ib_alloc_mr and ib_map_mr_sg, not ib_reg_user_mr"
+	else
+		not_ok "rv.ko for $k imports ib_alloc_mr and ib_map_mr_sg, not ib_reg_user_mr"
+		grep -E 'ib_alloc_mr|ib_map_mr_sg|ib_reg_user_mr|nm:' <<<"$imports" | indent
+	fi
 	objs=$build/modules/$k/src/drivers/infiniband/ulp/rv
 	if out=$(tools/testing/call-circles.py "$objs" 2>&1); then
 		ok "no circle in the calls between rv's source files for $k"
