@@ -9,10 +9,11 @@
 # OLD_KO is the other rv.ko for this kernel (e.g. built from an older
 # commit with tools/build-module.sh -o build/old-modules); the other is
 # RV_KO, which vm-run sets. Each round loads one, runs
-# HeldMr.KhugepagedScanning (RV_KHUGEPAGED_TEST_SECONDS, default 30) with
-# rv's rv_mr_cache tracepoint counted by op, then `rvbench reg`, and
-# unloads it. Prints numbers; asserts nothing (the test's own result is
-# printed with them).
+# HeldMr.KhugepagedScanning (RV_KHUGEPAGED_TEST_SECONDS, default 30; 0:
+# not run) with rv's rv_mr_cache tracepoint counted by op, then
+# `rvbench reg --sizes $RV_REG_SIZES` (default 64K,1M,4M; sizes above
+# max_fmr_size are skipped), and unloads it. Prints numbers; asserts
+# nothing (the test's own result is printed with them).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,12 +26,19 @@ t=/sys/kernel/tracing
 modprobe -a crc32_generic rdma_rxe ib_uverbs ib_cm
 [ -d "$t/events" ] || mount -t tracefs nodev "$t"
 export RV_KHUGEPAGED_TEST_SECONDS=${RV_KHUGEPAGED_TEST_SECONDS:-30}
+sizes=${RV_REG_SIZES:-64K,1M,4M}
 for ((r = 1; r <= rounds; r++)); do
 	for which in old new; do
 		ko=$new
 		[ "$which" = new ] || ko=$old
 		insmod "$ko" || exit 1
 		echo "=== $which ($ko), round $r"
+		if [ "$RV_KHUGEPAGED_TEST_SECONDS" = 0 ]; then
+			"$build/userspace/tools/rvbench" reg --sizes "$sizes" \
+				--iters 2000 --miss-iters 300 --max-seconds 20
+			rmmod rv
+			continue
+		fi
 		echo 8192 >"$t/buffer_size_kb"
 		echo >"$t/trace"
 		echo 1 >"$t/events/rv/rv_mr_cache/enable"
@@ -43,7 +51,7 @@ for ((r = 1; r <= rounds; r++)); do
 			printf ' %s %s' "$op" "$(grep -c "op=$op " "$t/trace")"
 		done
 		echo
-		"$build/userspace/tools/rvbench" reg --sizes 64K,1M,4M --iters 2000 \
+		"$build/userspace/tools/rvbench" reg --sizes "$sizes" --iters 2000 \
 			--miss-iters 300 --max-seconds 20
 		rmmod rv
 	done
