@@ -12,12 +12,15 @@
 //
 // It emulates ATTACH (validation order, job-devices keyed by device,
 // port, GID index, euid, key and service id, rv_index allocation), the
-// event ring mmap rules, the MR cache (hits, misses, limit, LRU, EVICT,
-// stats) and its coherence with munmap / mmap MAP_FIXED / madvise
-// (MADV_DONTNEED: as the module, the entry goes at the next REG_MEM that
-// finds it, which misses) / mremap, by also interposing close, mmap, munmap,
-// madvise and mremap. State lives in the process: job-devices are not
-// shared across fork, fork's copy-on-write is not seen, and RDMA devices
+// event ring mmap rules, max_fmr_size (the cache size, or with
+// RV_FAKE_FR_PAGES=N a page list of N pages, cut by fr_page_list_len, as
+// fast registration makes it; longer REG_MEMs: E2BIG), the MR cache
+// (hits, misses, limit, LRU, EVICT, stats) and its coherence with munmap
+// / mmap MAP_FIXED / madvise (MADV_DONTNEED: as the module, the entry goes
+// at the next REG_MEM that finds it, which misses) / mremap, by also
+// interposing close, mmap, munmap, madvise and mremap. State lives in
+// the process: job-devices are not shared across fork, fork's
+// copy-on-write is not seen, and RDMA devices
 // exist only as the environment names them (port 1, always ACTIVE, a
 // 16-entry GID table holding ::ffff:IP at the given index). It checks the
 // tests, never the module.
@@ -244,6 +247,7 @@ struct File {
 	std::uint64_t posts = 0;
 	rv_event_stats_params_out event_stats{};
 	std::uint64_t limit = 0;
+	std::uint64_t max_fmr = 0;	// max_fmr_size of the attach
 	std::map<std::uint32_t, Entry> entries;	// by handle
 	std::uint32_t next_handle = 1;
 	std::uint64_t clock = 0;
@@ -347,8 +351,10 @@ int reg_mem(File &f, rv_mem_params_out &out, std::uint64_t addr,
 		return EOPNOTSUPP;
 	if ((access & ~access_ok) || ((access & 2) && !(access & 1)))
 		return EINVAL;
-	if (!len || addr + len < addr || addr + len == 0 || len > f.limit)
+	if (!len || addr + len < addr || addr + len == 0)
 		return EINVAL;
+	if (len > f.max_fmr)
+		return E2BIG;
 
 	for (auto it = f.entries.begin(); it != f.entries.end();) {
 		auto &[h, e] = *it;
@@ -893,9 +899,25 @@ int join_job(const std::string &key, const JobDev &want,
 	return 0;
 }
 
+// max_fmr_size for a cache of limit bytes and fr_page_list_len fr: with
+// RV_FAKE_FR_PAGES=N the fake devices' page lists hold N pages (soft-RoCE:
+// 512), and an MR at any offset N - 1 (or fr - 1, if fewer); without it
+// they have no limit, and max_fmr_size is the cache size.
+std::uint64_t fake_max_fmr(std::uint64_t limit, std::uint32_t fr)
+{
+	static const std::uint64_t dev_pages = [] {
+		const char *v = std::getenv("RV_FAKE_FR_PAGES");
+		return v ? std::strtoull(v, nullptr, 0) : 0;
+	}();
+	if (dev_pages < 2)
+		return limit;
+	const std::uint64_t pages = fr ? std::min<std::uint64_t>(fr, dev_pages) : dev_pages;
+	return std::min(limit, (pages - 1) * page);
+}
+
 template <typename In>
 int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
-	   std::uint32_t resv4)
+	   std::uint32_t resv4, std::uint32_t fr_page_list_len)
 {
 	if (f.attached)
 		return EBUSY;
@@ -934,6 +956,7 @@ int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
 	f.event_stats = {};
 	f.cq_entries = in.cq_entries;
 	f.limit = std::uint64_t{mb} << 20;
+	f.max_fmr = fake_max_fmr(f.limit, fr_page_list_len);
 	f.stats = {};
 	f.stats.limit_cache_size = mb;
 	out = {};
@@ -941,7 +964,7 @@ int attach(File &f, In &in, rv_attach_params_out &out, bool has_resv4,
 	out.mr_cache_size = mb;
 	out.q_depth = want.q_depth;
 	out.reconnect_timeout = want.reconnect;
-	out.max_fmr_size = f.limit;
+	out.max_fmr_size = f.max_fmr;
 	return 0;
 }
 
@@ -988,7 +1011,10 @@ int module_ioctl(int fd, unsigned long request, void *arg)
 		auto *p = static_cast<rv_attach_params *>(arg);
 		rv_attach_params_in in = p->in;
 		rv_attach_params_out out{};
-		int err = attach(f, in, out, true, in.resv4);
+		// fr_page_list_len 1 holds no range: EINVAL.
+		int err = !f.attached && in.fr_page_list_len == 1
+				  ? EINVAL
+				  : attach(f, in, out, true, in.resv4, in.fr_page_list_len);
 		if (!err)
 			p->out = out;
 		return fail(err);
@@ -997,7 +1023,7 @@ int module_ioctl(int fd, unsigned long request, void *arg)
 		auto *p = static_cast<rv_attach_params_r5 *>(arg);
 		rv_attach_params_r5_in in = p->in;
 		rv_attach_params_out out{};
-		int err = attach(f, in, out, false, 0);
+		int err = attach(f, in, out, false, 0, 0);
 		if (!err)
 			p->out = out;
 		return fail(err);

@@ -710,12 +710,41 @@ std::string to_string(const RecvReport &r)
 
 namespace {
 
-// See slot_bytes().
-void require_rxe_safe_slots(const TransferSpec &spec)
+// Slots of spec that one MR of at most max_fmr bytes holds (at least
+// one, at most all); throws std::invalid_argument if a slot does not fit.
+std::uint64_t slots_per_mr(const TransferSpec &spec, std::uint64_t max_fmr)
+{
+	if (!spec.slots || !spec.slot_size)
+		throw std::invalid_argument("a transfer needs slots");
+	if (spec.slot_size > max_fmr)
+		throw std::invalid_argument(
+			"transfer slots of " + std::to_string(spec.slot_size) +
+			" bytes: more than max_fmr_size " + std::to_string(max_fmr) +
+			" (an MR holds at most that; use smaller slots)");
+	return std::min<std::uint64_t>(max_fmr / spec.slot_size, spec.slots);
+}
+
+// Bytes of MR k of the slots in MRs of per slots each.
+std::uint64_t group_len(const TransferSpec &spec, std::uint64_t per, std::uint64_t k)
+{
+	return std::min<std::uint64_t>(per, spec.slots - k * per) * spec.slot_size;
+}
+
+std::uint64_t group_count(const TransferSpec &spec, std::uint64_t per)
+{
+	return (spec.slots + per - 1) / per;
+}
+
+// See slot_bytes(): no MR of the transfer, of one slot or of per slots
+// (the last of fewer), may be whole MiB.
+void require_rxe_safe_slots(const TransferSpec &spec, std::uint64_t per)
 {
 	constexpr std::uint64_t mib = 1ULL << 20;
 
-	if (spec.slot_size % mib == 0 || (spec.slots * spec.slot_size) % mib == 0)
+	bool bad = spec.slot_size % mib == 0;
+	for (std::uint64_t k = 0; k < group_count(spec, per); k++)
+		bad |= group_len(spec, per, k) % mib == 0;
+	if (bad)
 		throw std::invalid_argument("transfer slots of whole MiB trip a soft-RoCE bug: use slot_bytes()");
 }
 
@@ -773,27 +802,42 @@ void receive_until_fin(Side &side, Channel &chan, const TransferSpec &spec,
 
 RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec)
 {
-	require_rxe_safe_slots(spec);
+	const std::uint64_t per = slots_per_mr(spec, side.attach().max_fmr_size);
+	const std::uint64_t groups = group_count(spec, per);
+	if (groups > max_transfer_mrs)
+		throw std::invalid_argument("a transfer of " + std::to_string(groups) +
+					    " receive MRs: at most " +
+					    std::to_string(max_transfer_mrs));
+	require_rxe_safe_slots(spec, per);
 	RecvReport r;
 	const auto t0 = clock::now();
 	const std::uint64_t len = std::uint64_t{spec.slots} * spec.slot_size;
 	rv::Mapping buf = rv::Mapping::map(len, PROT_READ | PROT_WRITE,
 					   MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE);
-	rv::MemoryRegion mr = side.dev().reg_mem(buf.data(), len,
-						 rv::access::psm3_recv);
+	RecvInfo info{.rv_index = side.attach().rv_index,
+		      .index_bits = side.config().index_bits,
+		      .addr = buf.addr(),
+		      .length = len,
+		      .slots_per_mr = static_cast<std::uint32_t>(per),
+		      .conn_handle = side.conn().conn_handle(),
+		      .spec = spec};
+	// The slots in MRs of per slots each, as PSM3 registers a buffer
+	// larger than max_fmr_size.
+	std::vector<rv::MemoryRegion> mrs;
+	for (std::uint64_t k = 0; k < groups; k++) {
+		mrs.push_back(side.dev().reg_mem(buf.addr() + k * per * spec.slot_size,
+						 group_len(spec, per, k),
+						 rv::access::psm3_recv));
+		info.rkeys[k] = mrs.back().rkey();
+	}
+	info.rkey = info.rkeys[0];
 	const unsigned bits = side.config().index_bits;
 	const std::uint64_t seq_mask =
 		bits ? (std::uint64_t{1} << (32 - bits)) - 1 : 0xffffffffULL;
 	const std::uint64_t count = message_count(spec);
 	const std::uint64_t conn_handle = side.conn().conn_handle();
 
-	chan.send(msg_recv_info, RecvInfo{.rv_index = side.attach().rv_index,
-					  .index_bits = bits,
-					  .addr = buf.addr(),
-					  .length = len,
-					  .rkey = mr.rkey(),
-					  .conn_handle = conn_handle,
-					  .spec = spec});
+	chan.send(msg_recv_info, info);
 
 	if (count > seq_mask + 1) {
 		r.result = EINVAL;
@@ -904,9 +948,10 @@ private:
 	const std::uint64_t count_;
 	const std::uint64_t slots_;
 	const std::uint64_t conn_handle_;
+	const std::uint64_t per_;	// slots of one of group_mr_
 	rv::Mapping buf_;
 	std::vector<rv::MemoryRegion> slot_mr_;
-	std::optional<rv::MemoryRegion> whole_;
+	std::vector<rv::MemoryRegion> group_mr_;
 	std::vector<Slot> st_;
 	std::unordered_map<std::uint64_t, std::uint64_t> wr_seq_;
 	std::uint64_t next_ = 0;
@@ -921,18 +966,28 @@ Sender::Sender(Side &side, Channel &chan, TransferResult &out,
 	  spec_(out.info.spec), progress_(progress), t0_(t0),
 	  count_(message_count(spec_)), slots_(spec_.slots),
 	  conn_handle_(side.conn().conn_handle()),
+	  per_(slots_per_mr(spec_, side.attach().max_fmr_size)),
 	  buf_(rv::Mapping::map(slots_ * spec_.slot_size, PROT_READ | PROT_WRITE,
 				MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE)),
 	  st_(slots_)
 {
-	// One MR per slot, then one over everything (registered last, so
-	// that it is a miss of its own): writes alternate between them.
+	require_rxe_safe_slots(spec_, per_);
+	if (!info_.slots_per_mr ||
+	    group_count(spec_, info_.slots_per_mr) > max_transfer_mrs)
+		throw std::invalid_argument("the receiver's MRs: " +
+					    std::to_string(info_.slots_per_mr) +
+					    " slots each");
+	// One MR per slot, then MRs of per_ slots each (registered last,
+	// so that they are misses of their own, unless per_ is 1): writes
+	// alternate between them.
 	for (std::uint64_t k = 0; k < slots_; k++)
 		slot_mr_.push_back(side_.dev().reg_mem(buf_.addr() + k * spec_.slot_size,
 						       spec_.slot_size,
 						       rv::access::psm3_send));
-	whole_.emplace(side_.dev().reg_mem(buf_.data(), slots_ * spec_.slot_size,
-					   rv::access::psm3_send));
+	for (std::uint64_t k = 0; k < group_count(spec_, per_); k++)
+		group_mr_.push_back(side_.dev().reg_mem(
+			buf_.addr() + k * per_ * spec_.slot_size,
+			group_len(spec_, per_, k), rv::access::psm3_send));
 	last_ = clock::now();
 	r_.conn_count_first = side_.conn_count_sum();
 }
@@ -1005,9 +1060,9 @@ bool Sender::post(std::uint64_t seq, Slot &s)
 	const std::uint64_t k = seq % slots_;
 	rv::WriteRequest w;
 	w.loc_addr = buf_.addr() + k * spec_.slot_size + s.plan.src_off;
-	w.mr = seq % 2 ? &slot_mr_[k].info() : &whole_->info();
+	w.mr = seq % 2 ? &slot_mr_[k].info() : &group_mr_[k / per_].info();
 	w.rem_addr = info_.addr + k * spec_.slot_size + s.plan.dst_off;
-	w.rkey = info_.rkey;
+	w.rkey = info_.rkeys[k / info_.slots_per_mr];
 	w.length = s.plan.len;
 	w.wr_id = ++post_id_;
 	w.immed = side_.immed(info_.rv_index, static_cast<std::uint32_t>(seq));
@@ -1172,7 +1227,6 @@ TransferResult send_transfer(Side &side, Channel &chan,
 	TransferResult out;
 	const auto t0 = clock::now();
 	out.info = chan.expect_body<RecvInfo>(msg_recv_info, seconds(120));
-	require_rxe_safe_slots(out.info.spec);
 
 	Sender sender(side, chan, out, progress, t0);
 	sender.run();

@@ -15,6 +15,8 @@
 //              window of slots whose reuse the receiver grants after it
 //              has checked every byte; with tolerate_errors the sender
 //              re-posts writes that completed in error (link down/up).
+//              Each side registers its slots in MRs of at most
+//              max_fmr_size, as PSM3 registers a large buffer.
 //   LinkState  saves the routes and neighbours rxe-setup.sh put on a
 //              netdev and puts them back after a link down/up (IPv4
 //              flushes both when a link goes down).
@@ -81,7 +83,8 @@ using std::chrono::seconds;
 // fails.
 [[nodiscard]] std::optional<unsigned> rv_rdma_res(const std::string &type,
 						  const std::string &dev);
-// rv's kernel RC QPs on dev: rv_rdma_res("qp", dev).
+// rv's kernel RC QPs on dev: rv_rdma_res("qp", dev): those of the
+// connections and each job-device's registration QP (connected to itself).
 [[nodiscard]] std::optional<unsigned> rv_rc_qps(const std::string &dev);
 
 // Polls pred every 10 ms until it is true (true) or timeout (false).
@@ -315,12 +318,20 @@ constexpr std::uint64_t slot_bytes(std::uint64_t mib)
 	return (mib << 20) - 4096;
 }
 
+// A transfer's slots: slot_size may be at most max_fmr_size of both
+// sides. The receiver registers its slots in MRs of as many whole slots
+// as max_fmr_size holds, at most max_transfer_mrs of them; the sender
+// each slot, and (so that half of the writes post from a part of a
+// larger MR) as many slots together as its max_fmr_size holds. Soft-RoCE
+// holds 511 pages, slot_bytes(2): two slots of slot_bytes(1).
+inline constexpr std::uint32_t max_transfer_mrs = 64;
+
 struct TransferSpec {
 	std::uint64_t seed = 1;
 	std::uint64_t bytes = 64ULL << 20;	// at least this much
 	std::uint32_t slots = 8;		// writes in flight
-	std::uint64_t slot_size = slot_bytes(4);
-	std::uint64_t max_len = slot_bytes(4);	// <= slot_size
+	std::uint64_t slot_size = slot_bytes(1);
+	std::uint64_t max_len = slot_bytes(1);	// <= slot_size
 	std::uint8_t tolerate_errors = 0;	// re-post failed writes
 	std::uint32_t timeout_s = 300;		// whole transfer
 	std::uint32_t stall_s = 90;		// no progress
@@ -345,10 +356,11 @@ struct RecvInfo {
 	std::uint32_t index_bits = 0;
 	std::uint64_t addr = 0;		// buffer (slots * slot_size)
 	std::uint64_t length = 0;
-	std::uint32_t rkey = 0;
-	std::uint32_t resv = 0;
+	std::uint32_t rkey = 0;		// of the MR at addr: rkeys[0]
+	std::uint32_t slots_per_mr = 0;	// slot k is in the MR of rkeys[k / this]
 	std::uint64_t conn_handle = 0;
 	TransferSpec spec;
+	std::uint32_t rkeys[max_transfer_mrs] = {};
 };
 
 struct SendReport {
@@ -404,10 +416,11 @@ static_assert(sizeof(RecvInfo) <= sizeof(Msg::body));
 [[nodiscard]] std::string to_string(const SendReport &r);
 [[nodiscard]] std::string to_string(const RecvReport &r);
 
-// The receiving end: registers slots * slot_size bytes, sends RecvInfo
-// (with spec) over chan, then verifies each arriving write and answers
-// msg_done for it until the sender's msg_fin; sends and returns its
-// RecvReport. side must be connected (or connecting).
+// The receiving end: registers slots * slot_size bytes (in MRs of at
+// most max_fmr_size), sends RecvInfo (with spec) over chan, then
+// verifies each arriving write and answers msg_done for it until the
+// sender's msg_fin; sends and returns its RecvReport. side must be
+// connected (or connecting).
 RecvReport recv_transfer(Side &side, Channel &chan, const TransferSpec &spec);
 
 // The sending end: waits for the receiver's RecvInfo (its spec is used),

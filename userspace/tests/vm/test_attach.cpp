@@ -132,6 +132,9 @@ void name_and_range_cases(Cases &c, const rv::test::Node &n)
 	c.add("index_bits 255", EINVAL, [](auto &in) { in.index_bits = 255; });
 	c.add("job_key_len 17", EINVAL, [](auto &in) { in.job_key_len = 17; });
 	c.add("job_key_len 255", EINVAL, [](auto &in) { in.job_key_len = 255; });
+	// A page list of one page holds no range at any offset.
+	c.add("fr_page_list_len 1", EINVAL, [](auto &in) { in.fr_page_list_len = 1; },
+	      true);
 	c.add("cq_entries 1", EINVAL, [](auto &in) { in.cq_entries = 1; });
 	c.add("cq_entries 10001", EINVAL,
 	      [](auto &in) { in.cq_entries = RV_MAX_CQ_ENTRIES + 1; });

@@ -221,7 +221,8 @@ INSTANTIATE_TEST_SUITE_P(Conn, ConnOrder,
 			 order_name);
 
 // N processes on each node of one job share one connection: the same
-// conn_handle, num_conn RC QPs per node however large N is.
+// conn_handle, num_conn RC QPs per node however large N is (and the
+// job-device's registration QP).
 TEST(Conn, SharedByFourProcessesPerNode)
 {
 	RV_NODE_OR_SKIP(n0, 0);
@@ -272,14 +273,17 @@ TEST(Conn, SharedByFourProcessesPerNode)
 	}
 
 	if (have_rdma) {
+		// The connection's num_conn QPs and the registration QP of the
+		// node's job-device.
+		const unsigned want = num_conn + 1;
 		std::optional<unsigned> q0, q1;
 		wait_until([&] {
 			q0 = rv_rc_qps(n0.dev);
 			q1 = rv_rc_qps(n1.dev);
-			return q0 == num_conn && q1 == num_conn;
+			return q0 == want && q1 == want;
 		}, seconds(10));
-		EXPECT_EQ(q0.value_or(999), num_conn) << "kernel RC QPs on " << n0.dev;
-		EXPECT_EQ(q1.value_or(999), num_conn) << "kernel RC QPs on " << n1.dev;
+		EXPECT_EQ(q0.value_or(999), want) << "kernel RC QPs on " << n0.dev;
+		EXPECT_EQ(q1.value_or(999), want) << "kernel RC QPs on " << n1.dev;
 	}
 	EXPECT_GT(rcvd_pkts(n1.dev), rx1);
 	EXPECT_GT(rcvd_pkts(n0.dev), rx0);

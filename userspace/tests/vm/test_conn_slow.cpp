@@ -29,10 +29,13 @@ using std::chrono::seconds;
 
 namespace {
 
-constexpr std::uint64_t MiB = 1024 * 1024;
-// 8 MiB at 4 Mbit/s: about 17 s, twice the stall watchdog's base.
-constexpr std::uint64_t write_len = 8 * MiB;
-constexpr const char *rate = "4mbit";
+// One MR as large as soft-RoCE registers them (max_fmr_size: 511 pages)
+// at 1.5 Mbit/s: about 12 s, more than the stall watchdog's base. Not
+// slower: rxe asks for an ACK every 66 packets (RXE_MAX_PKT_PER_ACK),
+// which must come back within the QP's ACK timeout (RV_MIN_QP_TIMEOUT,
+// about 0.54 s), and 66 packets of 1 KiB take 0.39 s at this rate.
+constexpr std::uint64_t write_len = slot_bytes(2);
+constexpr const char *rate = "1500kbit";
 
 bool tc(const std::vector<std::string> &args)
 {
@@ -95,6 +98,7 @@ TEST(ConnSlow, LongWriteOnCrawlingLinkIsNotALoss)
 	rv::Mapping dst = rv::Mapping::map(write_len, PROT_READ | PROT_WRITE,
 					   MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE);
 	fill_pattern(src.bytes(), write_len, 0x51);
+	ASSERT_LE(write_len, a.attach().max_fmr_size) << "one MR";
 	rv::MemoryRegion smr = a.dev().reg_mem(src.data(), src.size(), rv::access::psm3_send);
 	rv::MemoryRegion dmr = b.dev().reg_mem(dst.data(), dst.size(), rv::access::psm3_recv);
 	ASSERT_TRUE(a.conn().wait_connected(seconds(120))) << to_string(a.conn().stats());
@@ -118,7 +122,7 @@ TEST(ConnSlow, LongWriteOnCrawlingLinkIsNotALoss)
 	const std::vector<rv::Event> sent = a.wait_events(1, seconds(240), milliseconds(0));
 	const auto ms = std::chrono::duration_cast<milliseconds>(
 		std::chrono::steady_clock::now() - t0);
-	note("one " + std::to_string(write_len / MiB) + " MiB write at " + rate + ": " +
+	note("one " + std::to_string(write_len / 1024) + " KiB write at " + rate + ": " +
 	     std::to_string(ms.count()) + " ms");
 
 	ASSERT_EQ(sent.size(), 1u) << to_string(a.conn().stats());

@@ -47,15 +47,21 @@ struct Piece {
 	std::uint64_t dst_off;
 	std::uint64_t len;
 };
-// Neither the sources nor the destinations overlap.
+// The buffers of the pieces, each one MR: 2 MiB less a page, as large
+// as an MR of soft-RoCE gets (max_fmr_size, 511 pages), and no whole
+// number of MiB (conn_util.hpp).
+constexpr std::uint64_t piece_buf = slot_bytes(2);
+// Neither the sources nor the destinations overlap; the last one ends at
+// the end of the receiver's MR.
 constexpr Piece pieces[] = {
 	{0, 0, 1},
 	{13, 4096 + 7, 4099},
 	{8192 + 1, 64 * KiB + 1, MiB + 5},
-	{2 * MiB + 3, 2 * MiB + 4093, 65536},
+	{MiB + 64 * KiB + 3, piece_buf - 65536, 65536},
 };
 constexpr std::size_t n_pieces = std::size(pieces);
-constexpr std::uint64_t piece_buf = 4 * MiB;
+static_assert(pieces[2].src_off + pieces[2].len <= pieces[3].src_off);
+static_assert(pieces[2].dst_off + pieces[2].len <= pieces[3].dst_off);
 
 std::uint64_t piece_key(std::size_t i)
 {
@@ -472,8 +478,9 @@ void expect_flawless_receive(const RecvReport &r, std::uint64_t count, std::uint
 } // namespace
 
 // A verified transfer: node 0 writes RV_CONN_TEST_BYTES (1 GiB) to a
-// process on node 1 in writes of 1 B to 4 MiB at unaligned offsets of
-// its MRs, 8 in flight; the receiver checks every byte of every write.
+// process on node 1 in writes of 1 B to 2 MiB less a page (the largest
+// MR soft-RoCE registers, max_fmr_size) at unaligned offsets of its MRs,
+// 8 in flight; the receiver checks every byte of every write.
 TEST(ConnWrite, DataIntegrity)
 {
 	RV_NODE_OR_SKIP(n0, 0);
@@ -486,8 +493,8 @@ TEST(ConnWrite, DataIntegrity)
 	if (const char *b = std::getenv("RV_CONN_TEST_BYTES"); b && *b)
 		spec.bytes = std::strtoull(b, nullptr, 0);
 	spec.slots = 8;
-	spec.slot_size = slot_bytes(4);
-	spec.max_len = slot_bytes(4);
+	spec.slot_size = slot_bytes(2);
+	spec.max_len = slot_bytes(2);
 	const std::uint64_t count = message_count(spec);
 
 	Peer child([&](Channel &ch) {
@@ -545,7 +552,9 @@ namespace {
 
 constexpr int routing_procs = 16;
 constexpr std::uint32_t routing_writes = 4;	// per process
-constexpr std::uint64_t routing_slot = 64 * KiB;
+// Room for the longest write (routing_len() of unknown_index), and the
+// sender's source of 66 of them in one MR of max_fmr_size of soft-RoCE.
+constexpr std::uint64_t routing_slot = 20 * KiB;
 constexpr std::uint32_t unknown_index = 400;	// index_bits 9: < 512
 
 std::uint64_t routing_len(std::uint32_t idx, std::uint32_t k)

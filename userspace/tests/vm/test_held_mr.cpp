@@ -50,8 +50,13 @@ namespace {
 
 constexpr std::uint64_t MiB = 1024 * 1024;
 constexpr std::uint64_t huge = 2 * MiB;
-// Two huge pages less one page: soft RoCE of 6.1 (conn_util.hpp).
-constexpr std::uint64_t mr_len = slot_bytes(4);
+// Each side's MR: 2 MiB less a page (as large as an MR of soft-RoCE gets,
+// max_fmr_size, and no whole number of MiB: conn_util.hpp) from the
+// middle of the buffer's first huge page into its second, so that it
+// covers a huge page boundary.
+constexpr std::uint64_t mr_off = MiB;
+constexpr std::uint64_t mr_len = slot_bytes(2);
+static_assert(mr_off < huge && mr_off + mr_len > huge);
 
 std::uint64_t huge_kb(std::uint64_t addr);
 
@@ -120,8 +125,9 @@ void apply(std::uint32_t e, std::byte *p, std::uint64_t len)
 		(void)::madvise(p, len, MADV_COLLAPSE);
 		break;
 	case ev_split:
-		(void)::madvise(p + MiB, 4096, MADV_NOHUGEPAGE);
-		(void)::madvise(p + MiB, 4096, MADV_HUGEPAGE);
+		// Inside the second huge page, and inside the MR.
+		(void)::madvise(p + huge + MiB / 2, 4096, MADV_NOHUGEPAGE);
+		(void)::madvise(p + huge + MiB / 2, 4096, MADV_HUGEPAGE);
 		break;
 	case ev_pageout:
 		(void)::madvise(p, len, MADV_PAGEOUT);
@@ -188,10 +194,11 @@ int held_receiver(Channel &ch, const Node &local, const Node &remote,
 	Side s(local, remote, key);
 	s.connect();
 	rv::Mapping buf = thp_buffer(4 * MiB);
-	rv::MemoryRegion mr = s.dev().reg_mem(buf.data(), mr_len, rv::access::psm3_recv);
+	rv::MemoryRegion mr = s.dev().reg_mem(buf.bytes() + mr_off, mr_len,
+					      rv::access::psm3_recv);
 	if (!s.conn().wait_connected(seconds(120)))
 		throw std::runtime_error("receiver not connected");
-	ch.send(msg_info, HeldInfo{buf.addr(), mr.rkey(), s.attach().rv_index});
+	ch.send(msg_info, HeldInfo{mr.addr(), mr.rkey(), s.attach().rv_index});
 
 	for (;;) {
 		const Msg m = ch.expect(msg_round, seconds(300));
@@ -213,7 +220,7 @@ int held_receiver(Channel &ch, const Node &local, const Node &remote,
 			if (e.event_type != RV_WC_RECV_RDMA_WITH_IMM || e.status ||
 			    e.byte_len != mr_len)
 				continue;
-			const auto bad = check_pattern(buf.bytes(), mr_len, r.key);
+			const auto bad = check_pattern(buf.bytes() + mr_off, mr_len, r.key);
 			if (bad)
 				res.bad_at = static_cast<std::int64_t>(*bad);
 			else
@@ -222,7 +229,8 @@ int held_receiver(Channel &ch, const Node &local, const Node &remote,
 		ch.send(msg_result, res);
 	}
 	EndReport end{};
-	rv::MemoryRegion again = s.dev().reg_mem(buf.data(), mr_len, rv::access::psm3_recv);
+	rv::MemoryRegion again = s.dev().reg_mem(buf.bytes() + mr_off, mr_len,
+						 rv::access::psm3_recv);
 	end.same_handle = again.handle() == mr.handle();
 	end.cs = s.dev().cache_stats();
 	ch.send(msg_end, end);
@@ -245,9 +253,10 @@ public:
 	Side &side() { return s_; }
 
 	// One round: the event on both sides, a new pattern written into buf
-	// with the CPU (unless !fill: the receiver then expects the last
-	// one), posted from mr, checked by the receiver. Returns the post's
-	// errno (0, and the round checked, on success).
+	// (mr's part of it, at mr_off) with the CPU (unless !fill: the
+	// receiver then expects the last one), posted from mr, checked by the
+	// receiver. Returns the post's errno (0, and the round checked, on
+	// success).
 	int round(std::uint32_t event, const rv::Mapping &buf, const rv::MemoryRegion &mr,
 		  bool fill = true)
 	{
@@ -259,7 +268,7 @@ public:
 		apply(event, buf.bytes(), buf.size());
 		peer_.chan().expect(msg_ready, seconds(120));
 		if (fill)
-			fill_pattern(buf.bytes(), mr_len, key_);
+			fill_pattern(buf.bytes() + mr_off, mr_len, key_);
 
 		rv::WriteRequest w;
 		w.loc_addr = mr.addr();
@@ -331,7 +340,7 @@ TEST(HeldMr, SurvivesEventsThatKeepPinnedPages)
 	Pair p(n0, n1, rv::random_job_key());
 	Sender &snd = p.snd;
 	rv::Mapping buf = thp_buffer(4 * MiB);
-	rv::MemoryRegion mr = snd.side().dev().reg_mem(buf.data(), mr_len,
+	rv::MemoryRegion mr = snd.side().dev().reg_mem(buf.bytes() + mr_off, mr_len,
 						       rv::access::psm3_send);
 	const std::uint64_t rcvd0 = rcvd_pkts(n1.dev);
 	// Without a huge page the split below is no event at all.
@@ -346,7 +355,7 @@ TEST(HeldMr, SurvivesEventsThatKeepPinnedPages)
 		apply(e, buf.bytes(), buf.size());
 	EXPECT_EQ(snd.round(ev_none, buf, mr), 0);
 
-	rv::MemoryRegion again = snd.side().dev().reg_mem(buf.data(), mr_len,
+	rv::MemoryRegion again = snd.side().dev().reg_mem(buf.bytes() + mr_off, mr_len,
 							  rv::access::psm3_send);
 	EXPECT_EQ(again.handle(), mr.handle()) << "the pinned pages did not move";
 	const rv::CacheStats cs = snd.side().dev().cache_stats();
@@ -370,7 +379,7 @@ TEST(HeldMr, NewPagesAtTheSameAddressesAreAMiss)
 	Sender &snd = p.snd;
 	rv::Mapping buf = thp_buffer(4 * MiB);
 	const std::uint64_t addr = buf.addr();
-	rv::MemoryRegion old = snd.side().dev().reg_mem(buf.data(), mr_len,
+	rv::MemoryRegion old = snd.side().dev().reg_mem(buf.bytes() + mr_off, mr_len,
 							rv::access::psm3_send);
 	ASSERT_EQ(snd.round(ev_none, buf, old), 0);
 
@@ -386,7 +395,7 @@ TEST(HeldMr, NewPagesAtTheSameAddressesAreAMiss)
 	// were given before the munmap.
 	EXPECT_EQ(snd.round(ev_none, buf, old, false), 0) << "posting from the held MR";
 
-	rv::MemoryRegion fresh = snd.side().dev().reg_mem(buf.data(), mr_len,
+	rv::MemoryRegion fresh = snd.side().dev().reg_mem(buf.bytes() + mr_off, mr_len,
 							  rv::access::psm3_send);
 	EXPECT_NE(fresh.handle(), old.handle()) << "the old MR was found for new pages";
 	rv::CacheStats cs = snd.side().dev().cache_stats();
@@ -534,8 +543,8 @@ TEST(HeldMr, KhugepagedScanning)
 		}
 		const rv::Mapping &b = rounds % 2 == 0 ? bufs.back()
 						       : bufs[(rounds / 2) % bufs.size()];
-		rv::MemoryRegion mr = reg_repeating(snd.side().dev(), b.data(), mr_len,
-						    rv::access::psm3_send, eagain);
+		rv::MemoryRegion mr = reg_repeating(snd.side().dev(), b.bytes() + mr_off,
+						    mr_len, rv::access::psm3_send, eagain);
 		const int err = snd.round(ev_none, b, mr);
 		if (err) {
 			failed++;

@@ -216,16 +216,17 @@ struct RegThread {
 };
 
 // Registers fresh (never touched, so every page is faulted in and
-// pinned by REG_MEM) anonymous buffers of len bytes over and over, keeping
-// the last two referenced; the older one goes by DEREG then munmap, or
-// by munmap first (the MR turns stale while referenced) then DEREG.
-// Never returns.
-[[noreturn]] void reg_loop(int fd, std::uint64_t len, RegThread &t,
+// pinned by REG_MEM) anonymous buffers of len bytes over and over, as
+// PSM3 does a buffer larger than max_fmr_size: in chunks of at most chunk
+// bytes, one REG_MEM each. It keeps the last two buffers referenced; the
+// older one goes by DEREG of its chunks then munmap, or by munmap first
+// (its MRs turn stale while referenced) then DEREG. Never returns.
+[[noreturn]] void reg_loop(int fd, std::uint64_t len, std::uint64_t chunk, RegThread &t,
 			   std::uint64_t seed)
 {
 	struct Live {
 		void *addr;
-		std::uint64_t handle;
+		std::vector<std::uint64_t> handles;	// chunk i at addr + i * chunk
 	};
 	std::mt19937_64 rng(seed);
 	std::deque<Live> live;
@@ -233,6 +234,13 @@ struct RegThread {
 		t.error_op = op;
 		t.error_errno = err;
 		t.errors++;
+	};
+	auto chunk_len = [&](std::size_t i) { return std::min(chunk, len - i * chunk); };
+	auto dereg_all = [&](const Live &b) {
+		for (std::size_t i = 0; i < b.handles.size(); i++)
+			if (int e = dereg_errno(fd, b.handles[i], addr_of(b.addr) + i * chunk,
+						chunk_len(i), rv::access::psm3_recv))
+				fail(phase_dereg, e);
 	};
 	for (;;) {
 		t.phase = phase_map;
@@ -246,24 +254,34 @@ struct RegThread {
 		}
 		// 4 KiB pages: pinning faults in every one of them.
 		(void)::madvise(m, len, MADV_NOHUGEPAGE);
-		rv_mem_params_out out{};
-		t.phase = phase_reg;
-		const auto t0 = steady::now();
-		const int err = reg_errno(fd, addr_of(m), len, rv::access::psm3_recv, &out);
-		const auto us = std::chrono::duration_cast<microseconds>(steady::now() - t0);
-		t.phase = phase_idle;
+		Live b{m, {}};
+		int err = 0;
+		for (std::size_t i = 0; i * chunk < len && !err; i++) {
+			rv_mem_params_out out{};
+			t.phase = phase_reg;
+			const auto t0 = steady::now();
+			err = reg_errno(fd, addr_of(m) + i * chunk, chunk_len(i),
+					rv::access::psm3_recv, &out);
+			const auto us =
+				std::chrono::duration_cast<microseconds>(steady::now() - t0);
+			t.phase = phase_idle;
+			if (err)
+				break;
+			if (!t.regs)
+				t.first_reg_us = static_cast<std::uint64_t>(us.count());
+			t.regs++;
+			b.handles.push_back(out.mr_handle);
+		}
 		if (err) {
 			fail(phase_reg, err);
+			dereg_all(b);
 			::munmap(m, len);
 			continue;
 		}
-		if (!t.regs)
-			t.first_reg_us = static_cast<std::uint64_t>(us.count());
-		t.regs++;
-		live.push_back({m, out.mr_handle});
+		live.push_back(std::move(b));
 		if (live.size() <= 2)
 			continue;
-		const Live old = live.front();
+		const Live old = std::move(live.front());
 		live.pop_front();
 		const bool unmap_first = rng() & 1;
 		if (unmap_first) {
@@ -271,15 +289,20 @@ struct RegThread {
 			::munmap(old.addr, len);
 		}
 		t.phase = phase_dereg;
-		if (int e = dereg_errno(fd, old.handle, addr_of(old.addr), len,
-					rv::access::psm3_recv))
-			fail(phase_dereg, e);
+		dereg_all(old);
 		if (!unmap_first) {
 			t.phase = phase_unmap;
 			::munmap(old.addr, len);
 		}
 		t.phase = phase_idle;
 	}
+}
+
+// The chunks reg_loop() registers a buffer in: max_fmr_size (a whole
+// number of pages), at most 16 MiB.
+std::uint64_t reg_chunk(const rv::Attach &a)
+{
+	return std::min<std::uint64_t>(a.max_fmr_size, 16 * MiB);
 }
 
 constexpr unsigned reg_threads = 2;
@@ -299,7 +322,7 @@ int registering_child(Channel &ch, const rv::AttachParams &p, RegShared &sh,
 	std::vector<std::thread> threads;
 	for (unsigned i = 0; i < reg_threads; i++)
 		threads.emplace_back([&, i] {
-			reg_loop(dev.fd(), reg_len, sh.t[i], seed + i);
+			reg_loop(dev.fd(), reg_len, reg_chunk(a), sh.t[i], seed + i);
 		});
 	ch.send(msg_u64, std::uint64_t{a.rv_index});
 	for (auto &t : threads)
@@ -371,9 +394,10 @@ std::string thread_phases(const RegShared &sh, bool &in_reg)
 
 } // namespace
 
-// A process registering 64 MiB fresh buffers in two threads is killed at
-// random points: soon after it attached (its first REG_MEM still faulting
-// in and pinning pages), or inside a later REG_MEM. The job lives on in
+// A process registering 64 MiB fresh buffers in two threads (each in
+// chunks of max_fmr_size, as PSM3 does) is killed at random points: soon
+// after it attached (its first REG_MEM still faulting in and pinning
+// pages), or inside a later REG_MEM. The job lives on in
 // the test (index 0, index_bits 1: one more index), so a new process of
 // the job gets index 1 again only if the killed one's was freed; the
 // killed one's MRs (referenced, stale, half-registered) are all
@@ -392,12 +416,14 @@ TEST(Kill, MidRegistration)
 	p.cq_entries = 0;
 	rv::Device holder = open_declared();
 	ASSERT_EQ(holder.attach(p).rv_index, 0u);
-	// The job alone (its PD): what the device holds after each kill.
+	// The job alone (its PD, its registration QP and that QP's CQ):
+	// what the device holds after each kill.
 	const ResCounts job_only = res.count(n.dev);
 	note("the job alone: " + job_only.str());
 	EXPECT_EQ(job_only.pd, 1u);
 	EXPECT_EQ(job_only.mr, 0u);
-	EXPECT_EQ(job_only.qp, 0u);
+	EXPECT_EQ(job_only.qp, 1u) << "the registration QP";
+	EXPECT_EQ(job_only.cq, 1u) << "the registration QP's CQ";
 	expect_tool_shows(n.dev, job_only);
 
 	unsigned mid_reg = 0;
@@ -954,12 +980,13 @@ TEST(Kill, WhileConnectedIdle)
 	EXPECT_EQ((std::set<std::uint32_t>{r1.rv_index, r2.rv_index}),
 		  (std::set<std::uint32_t>{0, 1}));
 
+	// The job-device: its PD, num_conn RC QPs of the connection and its
+	// registration QP, each with a CQ of its own; an MR per process.
 	ResCounts both;
 	both.pd = 1;
-	both.qp = num_conn;
+	both.qp = num_conn + 1;
 	both.mr = 2;
-	both.cq = res.count(a.dev).cq;
-	EXPECT_GT(both.cq, 0u);
+	both.cq = num_conn + 1;
 	EXPECT_SETTLES(res, a.dev, both, "with two processes connected");
 	expect_tool_shows(a.dev, both);
 	write_through(p1, *me, buf, target, 0, 0x11);
@@ -1015,18 +1042,23 @@ struct FloodShared {
 };
 
 // Writes of 64 KiB, 64 in flight: 4 MiB, which the debug kernel under TCG
-// still moves without a QP going seconds without a completion. No write
-// ends at the end of an MR (see small_spec()).
+// still moves without a QP going seconds without a completion. Every MR
+// fits in max_fmr_size of soft-RoCE (511 pages), and no write ends at the
+// end of an MR (see small_spec()).
 constexpr std::uint64_t flood_src_mrs = 4;
-constexpr std::uint64_t flood_mr_len = 4 * MiB;
+constexpr std::uint64_t flood_mr_len = slot_bytes(2);
 constexpr std::uint64_t flood_write = 64 * KiB;
-constexpr std::uint64_t flood_target_len = 4 * MiB;		// written
-constexpr std::uint64_t flood_target_mr_len = flood_target_len + 64 * KiB;
+constexpr std::uint64_t flood_src_offsets = 31;	// 31 * 64 KiB < flood_mr_len
+constexpr std::uint64_t flood_target_len = 31 * flood_write;	// written
+constexpr std::uint64_t flood_target_mr_len = slot_bytes(2);
+static_assert(flood_src_offsets * flood_write < flood_mr_len);
+static_assert(flood_target_len < flood_target_mr_len);
 
-// Connects, takes the target (WriteTarget), registers four 4 MiB MRs and
-// keeps the send queue full of 64 KiB writes from them; with reg, another
-// thread registers 16 MiB fresh buffers meanwhile. Says msg_ready once 8
-// writes completed, and goes on until it is killed.
+// Connects, takes the target (WriteTarget), registers four MRs of 2 MiB
+// less a page and keeps the send queue full of 64 KiB writes from them;
+// with reg, another thread registers 16 MiB fresh buffers (in chunks of
+// max_fmr_size) meanwhile. Says msg_ready once 8 writes completed, and
+// goes on until it is killed.
 int flooder(Channel &ch, const Node &local, const Node &remote,
 	    const rv::JobKey &key, const SideConfig &cfg, FloodShared &sh,
 	    bool reg, std::uint64_t seed)
@@ -1044,7 +1076,9 @@ int flooder(Channel &ch, const Node &local, const Node &remote,
 					      rv::access::psm3_send));
 	std::optional<std::thread> reg_thread;
 	if (reg)
-		reg_thread.emplace([&] { reg_loop(s.fd(), 16 * MiB, sh.reg, seed); });
+		reg_thread.emplace([&] {
+			reg_loop(s.fd(), 16 * MiB, reg_chunk(s.attach()), sh.reg, seed);
+		});
 
 	bool told = false;
 	auto on_event = [&](const rv::Event &e) {
@@ -1057,7 +1091,8 @@ int flooder(Channel &ch, const Node &local, const Node &remote,
 		for (;;) {
 			const std::uint64_t k = n % flood_src_mrs;
 			rv::WriteRequest w;
-			w.loc_addr = src.addr() + k * flood_mr_len + (n % 61) * flood_write;
+			w.loc_addr = src.addr() + k * flood_mr_len +
+				     (n % flood_src_offsets) * flood_write;
 			w.mr = &mrs[k].info();
 			w.rem_addr = t.addr + (n % (flood_target_len / flood_write)) * flood_write;
 			w.rkey = t.rkey;

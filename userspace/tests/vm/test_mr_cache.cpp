@@ -346,8 +346,8 @@ TEST(MrCache, RegErrors)
 	EXPECT_EQ(reg_errno(fd, ~0ULL - 4095, 8192, recv), EINVAL) << "overflow";
 	EXPECT_EQ(reg_errno(fd, ~0ULL - 4095, 4096, recv), EINVAL)
 		<< "addr + length == 2^64";
-	EXPECT_EQ(reg_errno(fd, a, ~0ULL, recv), EINVAL);
-	EXPECT_EQ(reg_errno(fd, a, att.max_fmr_size + 1, recv), EINVAL)
+	EXPECT_EQ(reg_errno(fd, a, ~0ULL, recv), EINVAL) << "wraps";
+	EXPECT_EQ(reg_errno(fd, a, att.max_fmr_size + 1, recv), E2BIG)
 		<< "max_fmr_size " << att.max_fmr_size;
 
 	rv::CacheStats s1 = dev.cache_stats();
@@ -390,7 +390,7 @@ TEST(MrCache, ExactlyMaxFmrSize)
 	ASSERT_LE(att.max_fmr_size, 4 * MiB);
 
 	rv::Mapping buf = rv::Mapping::anonymous(att.max_fmr_size + rv::page_size());
-	EXPECT_EQ(reg_errno(dev.fd(), buf.addr(), att.max_fmr_size + 1, recv), EINVAL);
+	EXPECT_EQ(reg_errno(dev.fd(), buf.addr(), att.max_fmr_size + 1, recv), E2BIG);
 	rv::MemoryRegion mr = dev.reg_mem(buf.data(), att.max_fmr_size, recv);
 	rv::CacheStats s = dev.cache_stats();
 	EXPECT_EQ(s.cache_size, att.max_fmr_size) << str(s);

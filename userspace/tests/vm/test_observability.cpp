@@ -446,8 +446,9 @@ TEST(Observability, RdmaResourceShowsRvObjects)
 	const std::uint32_t mrs = p->a.dev().cache_stats().count;
 	ASSERT_GE(mrs, 1u);
 	EXPECT_EQ(rv_rdma_res("pd", n0.dev), *pd0 + 1) << "one PD per job-device";
-	EXPECT_EQ(rv_rdma_res("cq", n0.dev), *cq0 + nc) << "one CQ per QP";
-	EXPECT_EQ(rv_rdma_res("qp", n0.dev), *qp0 + nc) << "num_conn RC QPs";
+	EXPECT_EQ(rv_rdma_res("cq", n0.dev), *cq0 + nc + 1) << "one CQ per QP";
+	EXPECT_EQ(rv_rdma_res("qp", n0.dev), *qp0 + nc + 1)
+		<< "num_conn RC QPs and the job-device's registration QP";
 	EXPECT_EQ(rv_rdma_res("mr", n0.dev), *mr0 + mrs) << "one MR per cache entry";
 	p.reset();
 	EXPECT_TRUE(wait_until(

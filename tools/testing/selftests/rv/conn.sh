@@ -46,7 +46,8 @@ wait_line() {
 	return 1
 }
 
-# rc_qps DEV: kernel RC QPs of rv on DEV.
+# rc_qps DEV: kernel RC QPs of rv on DEV: the connections' and each
+# job-device's registration QP.
 rc_qps() {
 	rdma res show qp 2>/dev/null | grep -c "link $1/.* type RC .*\\[rv\\]"
 }
@@ -125,7 +126,7 @@ num_conn=$(cat /sys/module/rv/parameters/num_conn)
 
 # hold N NUM_CONN: N processes per node of a new job connect; counts.
 hold() {
-	local n=$1 nc=$2 key want name i ok p0 p1 rx0 rx1 q0 q1
+	local n=$1 nc=$2 key want wantq name i ok p0 p1 rx0 rx1 q0 q1
 	key=$(random_key)
 	want=$nc
 	[ "$nc" != 0 ] || want=$num_conn
@@ -158,12 +159,14 @@ hold() {
 				"$(grep '^connected' "$tmp/h$i")"
 		fi
 	done
-	wait_qps "$want" 10
+	# The connection's QPs and the job-device's registration QP.
+	wantq=$((want + 1))
+	wait_qps "$wantq" 10
 	q0=$(rc_qps "$d0") q1=$(rc_qps "$d1")
-	if [ "$q0" = "$want" ] && [ "$q1" = "$want" ]; then
-		tap_ok "$name: rdma res show qp: $want kernel RC QPs on $d0 and on $d1"
+	if [ "$q0" = "$wantq" ] && [ "$q1" = "$wantq" ]; then
+		tap_ok "$name: rdma res show qp: $want + 1 (registration) kernel RC QPs on $d0 and on $d1"
 	else
-		tap_not_ok "$name: rdma res show qp: $want kernel RC QPs on $d0 and on $d1" \
+		tap_not_ok "$name: rdma res show qp: $want + 1 (registration) kernel RC QPs on $d0 and on $d1" \
 			"$d0: $q0, $d1: $q1; $(rdma res show qp 2>&1)"
 	fi
 	if [ $(($(rxe_rcvd_pkts "$d0") - rx0)) -gt 0 ] && [ $(($(rxe_rcvd_pkts "$d1") - rx1)) -gt 0 ]; then

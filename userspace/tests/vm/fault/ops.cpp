@@ -126,6 +126,15 @@ constexpr Allowed rxe_pool_einval{
 	EINVAL, "rdma_rxe: __rxe_add_to_pool() turns a failed xa_alloc_cyclic() "
 		"of the object index into -EINVAL (rxe_pool.c); not rv's"};
 
+// rdma_rxe's rxe_create_qp() -> rxe_qp_init_req() makes a kernel UDP
+// socket per QP; __sock_create() answers -ENFILE when sock_alloc() cannot
+// allocate its inode.
+constexpr Allowed rxe_qp_socket_enfile{
+	ENFILE, "rdma_rxe: each QP gets a kernel UDP socket "
+		"(rxe_qp_init_req() -> sock_create_kern()); "
+		"net/socket.c __sock_create() returns -ENFILE when "
+		"sock_alloc() fails; not rv's"};
+
 // A process (not under fault injection) attached to a job on node 0
 // until stopped.
 class Holder {
@@ -165,15 +174,19 @@ public:
 	const char *what() const override
 	{
 		return other_job_ ? "ATTACH of the first process of a job while another "
-				    "job is on the device: job-device, kernel PD, the "
-				    "shared CM listener, rv_index, event ring, MR cache"
+				    "job is on the device: job-device, kernel PD, "
+				    "registration QP and CQ, the shared CM listener, "
+				    "rv_index, event ring, MR cache"
 				  : "ATTACH of the first process of a job: job-device, "
-				    "kernel PD, CM listener, rv_index, event ring, MR cache";
+				    "kernel PD, registration QP and CQ, CM listener, "
+				    "rv_index, event ring, MR cache";
 	}
 	std::vector<Allowed> allowed() const override
 	{
-		// ib_alloc_pd() -> rxe_alloc_pd() -> rxe_add_to_pool().
-		return {rxe_pool_einval};
+		// ib_alloc_pd() -> rxe_alloc_pd(), ib_alloc_cq() ->
+		// rxe_create_cq(), ib_create_qp() -> rxe_create_qp(): each
+		// rxe_add_to_pool(); the registration QP's UDP socket.
+		return {rxe_pool_einval, rxe_qp_socket_enfile};
 	}
 
 	ResCounts begin(Ctx &ctx) override
@@ -222,10 +235,10 @@ public:
 		expect(pt, index == 0, "rv_index " + std::to_string(index) +
 					       " for the first process of a new job, want 0");
 		const ResCounts now = ctx.res0();
-		expect(pt, now.pd == before.pd + 1 && now.cq == before.cq &&
-				   now.qp == before.qp && now.mr == before.mr,
+		expect(pt, now.pd == before.pd + 1 && now.cq == before.cq + 1 &&
+				   now.qp == before.qp + 1 && now.mr == before.mr,
 		       "after the attach: " + now.str() + ", before " + before.str() +
-			       " (want one PD more)");
+			       " (want one PD, and the registration QP and its CQ, more)");
 		check_ring(pt, dev, "after the attach");
 	}
 
@@ -357,6 +370,13 @@ public:
 
 // ------------------------------------------------------------ REG_MEM
 
+// ib_alloc_mr() -> rxe_alloc_mr() -> rxe_add_to_pool(): EINVAL when the
+// xa_alloc_cyclic() of the MR's index fails (6.12; 6.1's rxe_alloc()
+// answers ENOMEM).
+constexpr Allowed rxe_mr_pool_einval{
+	EINVAL, "rdma_rxe: rxe_alloc_mr() -> __rxe_add_to_pool() turns a failed "
+		"xa_alloc_cyclic() of the MR index into -EINVAL (rxe_pool.c); not rv's"};
+
 // One REG_MEM miss on a fresh buffer, with fault injection, in local's
 // process; checks the cache and a write from the MR.
 void reg_mem_point(Ctx &ctx, Point &pt, Local &l, const PeerInfo &target)
@@ -422,10 +442,11 @@ public:
 	const char *name() const override { return "REG_MEM"; }
 	const char *what() const override
 	{
-		return "REG_MEM cache miss of a process that has MRs: kernel MR, "
-		       "handle, MMU interval notifier";
+		return "REG_MEM cache miss of a process that has MRs: fast-registration "
+		       "MR and its REG_MR, handle, MMU interval notifier";
 	}
 	bool needs_peer() const override { return true; }
+	std::vector<Allowed> allowed() const override { return {rxe_mr_pool_einval}; }
 
 	ResCounts begin(Ctx &ctx) override
 	{
@@ -452,6 +473,7 @@ public:
 		       "notifier subscriptions";
 	}
 	bool needs_peer() const override { return true; }
+	std::vector<Allowed> allowed() const override { return {rxe_mr_pool_einval}; }
 	bool fork_per_point() const override { return true; }
 
 	ResCounts begin(Ctx &ctx) override
@@ -592,14 +614,7 @@ public:
 	{
 		// ib_alloc_cq() -> rxe_create_cq(), ib_create_qp() ->
 		// rxe_create_qp(): both rxe_add_to_pool().
-		return {rxe_pool_einval,
-			// rxe_create_qp() -> rxe_qp_init_req() makes a kernel
-			// UDP socket per QP; __sock_create() answers -ENFILE
-			// when sock_alloc() cannot allocate its inode.
-			{ENFILE, "rdma_rxe: each QP gets a kernel UDP socket "
-				 "(rxe_qp_init_req() -> sock_create_kern()); "
-				 "net/socket.c __sock_create() returns -ENFILE when "
-				 "sock_alloc() fails; not rv's"}};
+		return {rxe_pool_einval, rxe_qp_socket_enfile};
 	}
 
 	void point(Ctx &ctx, Point &pt) override

@@ -169,7 +169,10 @@ void Worker::fill_attach(Ctx &c, rv_attach_params_in &in, int n, bool alt)
 	in.q_depth = main_q_depth;
 	in.reconnect_timeout = main_reconnect_timeout;
 	in.hb_interval = main_hb_interval;
+	// Any page list length but 1 (EINVAL): the device's cuts it.
 	in.fr_page_list_len = static_cast<std::uint32_t>(c.rng.next());
+	if (in.fr_page_list_len == 1)
+		in.fr_page_list_len = 0;
 	if (!alt)
 		return;
 	// Another job of the same uid: a variant of the key, parameters of

@@ -215,6 +215,11 @@ Expect expect_attach(const OracleEnv &env, unsigned int cmd,
 	// EBUSY: the file is attached already (any time after the copy).
 	if (int err = attach_parse_errno(in, r5))
 		return fails_with({EBUSY, err}, "rv_attach_parse() refuses it");
+	// A page list of one page holds no range at any offset: EINVAL,
+	// unless a check of the device or port comes first.
+	if (!r5 && in.fr_page_list_len == 1)
+		return fails_with({EBUSY, EINVAL, ENODEV, ENETDOWN, ENOENT},
+				  "fr_page_list_len 1");
 
 	const std::string_view name(in.dev_name);
 	auto dev = std::find(env.devices.begin(), env.devices.end(), name);
@@ -260,14 +265,14 @@ Expect expect_reg_mem(unsigned int cmd, std::span<const std::byte> bytes,
 	if (!in.length || in.addr + in.length < in.addr)
 		return attached(fails_with({ENODEV, EINVAL}, "empty or wrapping range"));
 
-	// EINVAL: longer than max_fmr_size; ENOMEM: the cache is full of
+	// E2BIG: longer than max_fmr_size; ENOMEM: the cache is full of
 	// referenced MRs, or an allocation failed; EAGAIN: invalidated
-	// while being registered; from ib_reg_user_mr() (ib_umem_get(),
-	// pinning): EFAULT (not mapped, or not writable with local write),
-	// ENOMEM (memlock limit), EPERM (no memlock allowance at all),
-	// EINVAL (a full MR pool of rxe).
-	Expect e = attached(may_succeed({ENODEV, EINVAL, ENOMEM, EAGAIN, EFAULT,
-					 EPERM}));
+	// while being registered; from ib_umem_get() (pinning): EFAULT (not
+	// mapped, or not writable with local write), ENOMEM (memlock limit),
+	// EPERM (no memlock allowance at all); from ib_alloc_mr(): EINVAL (a
+	// full MR pool of rxe).
+	Expect e = attached(may_succeed({ENODEV, EINVAL, E2BIG, ENOMEM, EAGAIN,
+					 EFAULT, EPERM}));
 	if (!in_user_space(in.addr, in.length)) {
 		e.success_ok = false;
 		e.why = "the range is not in user space";

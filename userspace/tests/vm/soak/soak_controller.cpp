@@ -347,7 +347,13 @@ void Controller::check_ready()
 			indexes.insert(r.rv_index);
 			if (r.max_fmr_size && r.max_fmr_size < o_.max_size + (64 << 10))
 				fail("max_fmr_size " + std::to_string(r.max_fmr_size) +
-				     " is below the buffer size");
+				     " is below the buffer size " +
+				     std::to_string(o_.max_size + (64 << 10)) +
+				     " (--max-size + 64 KiB, one MR): use --max-size " +
+				     std::to_string(r.max_fmr_size > (64 << 10)
+							    ? r.max_fmr_size - (64 << 10)
+							    : 0) +
+				     " or less");
 		}
 		if (handles.size() != 1)
 			fail(n_[node].dev + ": the processes do not share one connection");
