@@ -49,6 +49,10 @@ step "building rv.ko against $RV_DEBUG_KVER"
 ko=$("$top/tools/build-module.sh" -o "$build/modules" "$RV_DEBUG_KDIR") ||
 	bail "building rv.ko for the debug kernel failed"
 
+step "building siw.ko against $RV_DEBUG_KVER (tools/testing/kernel/siw.sh)"
+"$top/tools/testing/kernel/siw.sh" -o "$build/siw" "$RV_DEBUG_KDIR" >/dev/null ||
+	step "no siw.ko for $RV_DEBUG_KVER: its test skips (see $build/siw/$RV_DEBUG_KVER/unavailable)"
+
 step "booting $RV_DEBUG_KVER with two rxe nodes: debug-suite.sh"
 start=$SECONDS
 rc=0
