@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/bench_util.hpp"
+#include "bench/mr_chunks.hpp"
 
 using namespace rv::bench;
 
@@ -300,4 +301,61 @@ TEST(BenchProgress, DropKeepsWhatIsDone)
 	p.advance(0);
 	ASSERT_EQ(t.lines.size(), 1u);
 	EXPECT_EQ(t.lines[0], ": 12/12 calls (100%), 6.0 calls/s, elapsed 2.0 s");
+}
+
+// --- bench/mr_chunks.hpp ------------------------------------------------------
+
+TEST(BenchMrChunks, ChunkIsMaxFmrSizeRoundedDown)
+{
+	EXPECT_EQ(mr_chunk(2093056), 1u << 20);	// soft-RoCE: 511 pages
+	EXPECT_EQ(mr_chunk(256ULL << 20), 256ULL << 20);
+	EXPECT_EQ(mr_chunk(3ULL << 20), 2ULL << 20);
+	EXPECT_EQ(mr_chunk(4096), 4096u);
+	EXPECT_EQ(mr_chunk(0), 0u);
+	EXPECT_EQ(mr_chunks(64ULL << 20, 1 << 20), 64u);
+	EXPECT_EQ(mr_chunks((64ULL << 20) + 1, 1 << 20), 65u);
+	EXPECT_EQ(mr_chunks(4096, 1 << 20), 1u);
+	EXPECT_EQ(mr_chunks(0, 1 << 20), 0u);
+	EXPECT_EQ(mr_chunks(~0ULL, 1ULL << 63), 2u);
+}
+
+TEST(BenchMrChunks, PowerOfTwoSlotsAsInOneMr)
+{
+	const std::uint64_t chunk = 1 << 20;
+	for (std::uint64_t size = 1; size <= chunk; size *= 2) {
+		SCOPED_TRACE(size);
+		const SlotLayout l{size, chunk};
+		for (std::uint64_t j : {0ULL, 1ULL, 5ULL, 1023ULL})
+			EXPECT_EQ(l.offset(j), j * size);
+		EXPECT_EQ(l.end(7), 7 * size);
+		EXPECT_EQ(l.fit(64ULL << 20), (64ULL << 20) / size);
+		EXPECT_EQ(l.fit(3 * size + size - 1), 3u);
+	}
+}
+
+TEST(BenchMrChunks, OtherSizesNeverSpanTwoChunks)
+{
+	const std::uint64_t chunk = 64 << 10;
+	for (std::uint64_t size : {1ULL, 3ULL, 3000ULL, 5000ULL, 40000ULL, 65535ULL}) {
+		SCOPED_TRACE(size);
+		const SlotLayout l{size, chunk};
+		const std::uint64_t buffer = 5 * chunk + 12345;
+		const std::uint64_t n = l.fit(buffer);
+		EXPECT_EQ(n, 5 * (chunk / size) + 12345 / size);
+		EXPECT_LE(l.end(n), buffer);
+		EXPECT_GT(l.end(n + 1), buffer);	// the next one would not fit
+		for (std::uint64_t j = 0; j < n; j++) {
+			ASSERT_EQ(l.offset(j) / chunk, (l.offset(j) + size - 1) / chunk) << j;
+			if (j) {
+				ASSERT_GE(l.offset(j), l.offset(j - 1) + size) << j;
+			}
+		}
+	}
+	// 3000 bytes: 21 slots per 64 KiB chunk, the 22nd starts the next.
+	const SlotLayout l{3000, chunk};
+	EXPECT_EQ(l.per_chunk(), 21u);
+	EXPECT_EQ(l.offset(20), 60000u);
+	EXPECT_EQ(l.offset(21), chunk);
+	EXPECT_EQ(l.end(22), chunk + 3000);
+	EXPECT_EQ(l.end(0), 0u);
 }

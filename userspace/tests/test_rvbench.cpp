@@ -81,7 +81,8 @@ TEST(RvBench, TransferHelp)
 				"--timeout", "--job-key", "--num-conn", "--mtu",
 				"--json", "--device", "4K,8K,...,4M", "10^6",
 				"--progress[=S]", "--no-progress", "--no-verify",
-				"ib_write_bw", "sequence"})
+				"ib_write_bw", "sequence", "--cache-mb", "max_fmr_size",
+				"skipped"})
 		EXPECT_THAT(r.out, HasSubstr(opt));
 	EXPECT_THAT(r.out, Not(HasSubstr("--warmup")));
 
@@ -89,7 +90,8 @@ TEST(RvBench, TransferHelp)
 	ASSERT_TRUE(r.exited);
 	EXPECT_EQ(r.exit_code, 0);
 	for (const char *opt : {"--listen", "--connect", "--loopback", "--warmup",
-				"--iters", "default 8", "round-trip latency"})
+				"--iters", "default 8", "round-trip latency", "--cache-mb",
+				"max_fmr_size"})
 		EXPECT_THAT(r.out, HasSubstr(opt));
 	EXPECT_THAT(r.out, Not(HasSubstr("--window")));
 	EXPECT_THAT(r.out, Not(HasSubstr("--no-verify")));
@@ -138,6 +140,8 @@ TEST(RvBench, UsageErrorsExit2)
 		{"bw", "--loopback-nodes", "a,b", "--timeout", "0"},
 		{"bw", "--loopback-nodes", "a,b", "--num-conn", "17"},
 		{"bw", "--loopback-nodes", "a,b", "--index-bits", "13"},
+		{"bw", "--loopback-nodes", "a,b", "--cache-mb", "0"},
+		{"lat", "--loopback-nodes", "a,b", "--cache-mb", "x"},
 		{"bw", "--loopback-nodes", "a,b", "--sizes", "2G"},
 		{"lat", "--loopback-nodes", "a,b", "--window", "4"},
 		{"lat", "--loopback-nodes", "a,b", "--no-verify"},
@@ -172,6 +176,60 @@ TEST(RvBench, ConnectNobodyListensExit1)
 	EXPECT_EQ(r.exit_code, 1);
 	EXPECT_THAT(r.err, HasSubstr("connect 127.0.0.1:" + std::to_string(port)));
 	EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+// The out-of-band protocol is versioned: a peer of another version is
+// refused with a message that says so, on either side, before any device
+// is opened.
+TEST(RvBench, OtherProtocolVersionRefused)
+{
+	namespace oob = rv::bench::oob;
+	const auto to = std::chrono::seconds(10);
+
+	// A server of version 1 (one MR per buffer): the client refuses it
+	// and tells it why.
+	std::uint16_t port = 0;
+	rv::UniqueFd l = oob::listen_tcp("127.0.0.1", 0, &port);
+	std::string told;
+	std::thread t([&] {
+		oob::Socket s = oob::accept_one(l.get(), to);
+		s.send(oob::Message{"HELLO", {}}
+			       .set("proto", std::uint64_t{1})
+			       .set("job_key", std::string(32, '0')));
+		oob::Message m = s.recv(to);
+		told = m.verb + ": " + (m.has("msg") ? m.get("msg") : "");
+	});
+	ProcessResult r = rvbench({"bw", "--connect", "127.0.0.1:" + std::to_string(port)});
+	t.join();
+	ASSERT_TRUE(r.exited);
+	EXPECT_EQ(r.exit_code, 1);
+	EXPECT_THAT(r.err, HasSubstr("the server speaks protocol 1, this client 2"));
+	EXPECT_THAT(told, HasSubstr("ERROR: out-of-band: the server speaks protocol 1"));
+
+	// A client of version 1 (its INFO has no proto): the server refuses
+	// it.
+	{
+		rv::UniqueFd probe = oob::listen_tcp("127.0.0.1", 0, &port);
+	}
+	ProcessResult server;
+	std::thread st([&] {
+		server = rvbench({"bw", "--listen", "127.0.0.1:" + std::to_string(port)});
+	});
+	std::string answer;
+	try {
+		oob::Socket c = oob::connect_tcp("127.0.0.1", port, to);
+		EXPECT_EQ(c.expect("HELLO", to).get("proto"), "2");
+		c.send(oob::Message{"INFO", {}}.set("mr_rkey", std::uint64_t{7}));
+		oob::Message m = c.recv(to);
+		answer = m.verb + ": " + (m.has("msg") ? m.get("msg") : "");
+	} catch (const std::exception &e) {
+		ADD_FAILURE() << e.what();
+	}
+	st.join();
+	ASSERT_TRUE(server.exited);
+	EXPECT_EQ(server.exit_code, 1);
+	EXPECT_THAT(server.err, HasSubstr("the client speaks protocol 1, this server 2"));
+	EXPECT_THAT(answer, HasSubstr("ERROR: out-of-band: the client speaks protocol 1"));
 }
 
 TEST(RvBench, NoDeviceExit1)
@@ -381,6 +439,90 @@ TEST_F(RvBenchFake, BwLoopbackThreadsJson)
 	for (const auto &q : qp)
 		sum += q.as_uint();
 	EXPECT_EQ(sum, messages);
+}
+
+// Buffers larger than max_fmr_size, as on soft-RoCE: each side's buffer
+// is MRs of C bytes (the fake's max_fmr_size is --cache-mb: 3 MiB, so C
+// is 2 MiB) and no write spans two (the fake completes a write outside
+// the rkey's MR with IB_WC_REM_ACCESS_ERR). Sizes above C are skipped,
+// the others run and check out.
+TEST_F(RvBenchFake, BwChunkedBuffersAndSkippedSizes)
+{
+	const std::vector<std::string> args = {
+		"bw", "--loopback", "--loopback-threads", "--cache-mb", "3",
+		"--buffer", "2560K", "--sizes", "4K,384K,512K,2M,2560K",
+		"--bytes", "4M", "--window", "8"};
+	std::vector<std::string> a = args;
+	a.push_back("--json");
+	ProcessResult r = transfer(a);
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	JsonValue v = JsonValue::parse(r.out);
+	EXPECT_EQ(v.at("mr_chunk").as_uint(), 2u << 20);
+	EXPECT_EQ(v.at("buffer").as_uint(), 2560u << 10);
+	for (const char *side : {"local", "peer"}) {
+		EXPECT_EQ(v.at(side).at("max_fmr_size").as_uint(), 3u << 20);
+		EXPECT_EQ(v.at(side).at("mr_chunk").as_uint(), 2u << 20);
+	}
+	EXPECT_EQ(v.at("mismatches").as_uint(), 0u);
+	const auto &res = v.at("results").as_array();
+	ASSERT_EQ(res.size(), 5u);
+	// 384 KiB: 5 slots in the first 2 MiB MR, 1 in the second.
+	const std::uint64_t sizes[] = {4 << 10, 384 << 10, 512 << 10, 2 << 20};
+	const std::uint64_t slots[] = {640, 6, 5, 1};
+	std::uint64_t messages = 0;
+	for (std::size_t i = 0; i < 4; i++) {
+		SCOPED_TRACE(sizes[i]);
+		const auto &s = res[i];
+		EXPECT_EQ(s.find("skipped"), nullptr);
+		EXPECT_EQ(s.at("size").as_uint(), sizes[i]);
+		EXPECT_EQ(s.at("slots").as_uint(), slots[i]);
+		EXPECT_EQ(s.at("window").as_uint(), std::min<std::uint64_t>(8, slots[i]));
+		EXPECT_EQ(s.at("messages").as_uint(), (4u << 20) / sizes[i]);
+		EXPECT_EQ(s.at("received").as_uint(), s.at("messages").as_uint());
+		EXPECT_EQ(s.at("verified").as_uint(), s.at("messages").as_uint());
+		EXPECT_EQ(s.at("mismatches").as_uint(), 0u);
+		messages += s.at("messages").as_uint();
+	}
+	EXPECT_EQ(res[4].at("size").as_uint(), 2560u << 10);
+	EXPECT_EQ(res[4].at("skipped").as_string(), "larger than the MR chunk");
+	EXPECT_EQ(res[4].find("messages"), nullptr);
+	EXPECT_EQ(v.at("conn_stats").at("post_write").as_uint(), messages);
+	EXPECT_EQ(v.at("conn_stats").at("send_write_cqe_fail").as_uint(), 0u);
+
+	r = transfer(args);
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	EXPECT_THAT(r.out, HasSubstr("buffer 2.5 MiB in MRs of 2 MiB"));
+	EXPECT_THAT(r.out, HasSubstr("  2.5 MiB skipped: larger than the MR chunk (MRs of "
+				     "2 MiB; max_fmr_size 3145728 here, 3145728 at the "
+				     "peer)\n"));
+	EXPECT_THAT(r.out, Not(HasSubstr("FAILED")));
+}
+
+// lat skips the sizes above the MR chunk too, with the reason; the run
+// still succeeds.
+TEST_F(RvBenchFake, LatSkipsSizesAboveMaxFmrSize)
+{
+	ProcessResult r = transfer({"lat", "--loopback", "--loopback-threads", "--json",
+				    "--cache-mb", "3", "--sizes", "8,3000,4M,512K",
+				    "--iters", "20", "--warmup", "2"});
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	JsonValue v = JsonValue::parse(r.out);
+	EXPECT_EQ(v.at("mr_chunk").as_uint(), 2u << 20);
+	const auto &res = v.at("results").as_array();
+	ASSERT_EQ(res.size(), 4u);
+	EXPECT_EQ(res[2].at("size").as_uint(), 4u << 20);
+	EXPECT_EQ(res[2].at("skipped").as_string(), "larger than max_fmr_size");
+	for (std::size_t i : {0u, 1u, 3u}) {
+		SCOPED_TRACE(i);
+		EXPECT_EQ(res[i].find("skipped"), nullptr);
+		EXPECT_EQ(res[i].at("verified").as_uint(), 22u);
+		EXPECT_EQ(res[i].at("peer_verified").as_uint(), 22u);
+		EXPECT_EQ(res[i].at("mismatches").as_uint(), 0u);
+	}
+	EXPECT_EQ(res[3].at("size").as_uint(), 512u << 10);
 }
 
 TEST_F(RvBenchFake, BwTableRetriesOnBusy)

@@ -67,6 +67,7 @@ rv::bench::NodeConfig node_config(const TransferOptions &o, const std::string &d
 				  : device;
 	c.num_conn = o.num_conn;
 	c.index_bits = o.index_bits;
+	c.mr_cache_mb = o.cache_mb;
 	c.mtu = o.mtu;
 	c.packet_life_time = o.packet_life_time;
 	c.timeout_s = o.timeout_s;

@@ -51,6 +51,13 @@ void transfer_usage(std::FILE *f, rv::bench::Test t)
 "job key (the server hands its key out), joined by TCP for the setup: the\n"
 "server (--listen) follows the plan the client (--connect) sends it.\n"
 "\n"
+"Each side registers its buffers as MRs of C bytes (the last may be\n"
+"shorter), C the largest power of two at most ATTACH's max_fmr_size (1 MiB\n"
+"on soft-RoCE), and no write spans two of them, as PSM3 does. A size\n"
+"above the smaller C of the two nodes is skipped with a note (JSON:\n"
+"\"skipped\"); a size that does not divide C leaves the end of each MR\n"
+"unused.\n"
+"\n"
 "      --listen [HOST:]PORT  be the server: wait for one client on PORT\n"
 "      --connect HOST:PORT   be the client of the server at HOST:PORT\n"
 "      --loopback-nodes A,B  both in one go: the client on device A, the\n"
@@ -60,15 +67,18 @@ void transfer_usage(std::FILE *f, rv::bench::Test t)
 "                            process instead (two /dev/rv files)\n");
 	if (bw)
 		std::fprintf(f,
-"  -s, --sizes LIST          message sizes, K/M binary (default 4K,8K,...,4M)\n"
+"  -s, --sizes LIST          message sizes, K/M binary (default 4K,8K,...,4M;\n"
+"                            those above C are skipped)\n"
 "  -n, --iters N             messages per size (default: --bytes / size)\n"
 "      --bytes B             bytes per size (default 32M), at least 1 message\n"
 "      --window N            writes in flight, 1..%u (default 32), over all\n"
 "                            the connection's QPs (ib_write_bw's -t counts\n"
 "                            per QP: -q Q -t T compares with --window Q*T)\n"
 "      --buffer B            bytes of each side's message buffer (default\n"
-"                            64M): receive slots per size = B / size (at most\n"
-"                            %u), send slots = B / size (at most --window)\n"
+"                            64M), in MRs of C bytes: receive slots per size\n"
+"                            = B / size (at most %u), send slots = B / size\n"
+"                            (at most --window), fewer where size does not\n"
+"                            divide C\n"
 "      --no-verify           payloads are not checked: the client writes its\n"
 "                            send slots as they are (no pattern, no stamps),\n"
 "                            the server never reads them: \"checked\" (JSON\n"
@@ -93,6 +103,9 @@ void transfer_usage(std::FILE *f, rv::bench::Test t)
 "      --num-conn N          ATTACH num_conn, QPs per connection (default:\n"
 "                            the module's)\n"
 "      --index-bits N        ATTACH index_bits (default 9)\n"
+"      --cache-mb N          ATTACH mr_cache_size in MB (default: the\n"
+"                            module's): each side's buffers must fit in it,\n"
+"                            and max_fmr_size is at most it\n"
 "      --mtu BYTES           path MTU 256..4096 (default: the ports' active\n"
 "                            MTU, the smaller of both)\n"
 "      --pkt-lifetime N      path record packet_life_time (default 16: an ACK\n"
@@ -153,7 +166,7 @@ private:
 	// --no-verify.
 	std::vector<rv::cli::Option> message_options();
 	// How to attach and connect: --timeout, --job-key, --num-conn,
-	// --index-bits, --mtu, --pkt-lifetime, --poll.
+	// --index-bits, --cache-mb, --mtu, --pkt-lifetime, --poll.
 	std::vector<rv::cli::Option> connection_options();
 
 	void set_kind(Endpoint::Kind k)
@@ -257,6 +270,7 @@ std::vector<rv::cli::Option> TransferParser::connection_options()
 		}),
 		rv::cli::number("num-conn", 0, o.num_conn, 1, RV_MAX_NUM_CONN),
 		rv::cli::number("index-bits", 0, o.index_bits, 1, RV_MAX_INDEX_BITS),
+		rv::cli::number("cache-mb", 0, o.cache_mb, 1, 1048576),
 		rv::cli::value("mtu", 0, [this](std::string_view v) {
 			o.mtu = rv::ib_mtu_from_bytes(static_cast<unsigned>(
 				rv::cli::parse_uint("--mtu", v, 256, 4096)));

@@ -41,6 +41,7 @@ struct TransferOptions {
 	std::optional<rv::JobKey> job_key;
 	std::uint8_t num_conn = 0;
 	std::uint8_t index_bits = 9;
+	std::uint32_t cache_mb = 0;		// ATTACH mr_cache_size; 0: the module's
 	std::optional<std::uint8_t> mtu;
 	std::uint8_t packet_life_time = 16;
 	bool yield = false;

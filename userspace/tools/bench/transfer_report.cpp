@@ -26,6 +26,8 @@ void write_node(rv::json::Writer &w, const rv::bench::NodeInfo &n)
 		.member("index_bits", n.index_bits)
 		.member("q_depth", n.q_depth)
 		.member("port_mtu", rv::ib_mtu_to_bytes(n.mtu))
+		.member("max_fmr_size", n.max_fmr_size)
+		.member("mr_chunk", n.mr_chunk)
 		.end_object();
 }
 
@@ -56,8 +58,23 @@ std::string node_text(const rv::bench::NodeInfo &n)
 	       std::to_string(n.rv_index) + ")";
 }
 
+// A size that did not run: its size and why.
+template <typename Result>
+bool write_skipped(rv::json::Writer &w, const Result &r)
+{
+	if (r.skipped.empty())
+		return false;
+	w.begin_object()
+		.member("size", r.size)
+		.member("skipped", r.skipped)
+		.end_object();
+	return true;
+}
+
 void write_bw(rv::json::Writer &w, const rv::bench::BwResult &b)
 {
+	if (write_skipped(w, b))
+		return;
 	w.begin_object()
 		.member("size", b.size)
 		.member("messages", b.messages)
@@ -87,6 +104,8 @@ void write_bw(rv::json::Writer &w, const rv::bench::BwResult &b)
 
 void write_lat(rv::json::Writer &w, const rv::bench::LatResult &l)
 {
+	if (write_skipped(w, l))
+		return;
 	w.begin_object()
 		.member("size", l.size)
 		.member("iters", l.iters)
@@ -149,7 +168,8 @@ std::string transfer_json(const TransferOptions &o, const rv::bench::ClientRepor
 	write_node(w, r.peer);
 	w.member("path_mtu", rv::ib_mtu_to_bytes(r.path_mtu))
 		.member("num_conn", r.conn.num_conn)
-		.member("connect_us", r.connect_ns / 1000);
+		.member("connect_us", r.connect_ns / 1000)
+		.member("mr_chunk", r.mr_chunk);
 	if (bw)
 		w.member("window", r.plan.window)
 			.member("buffer", r.plan.buffer)
@@ -181,10 +201,22 @@ namespace {
 	return line;
 }
 
+// The line of a size that did not run: why, and the limits of both nodes.
+template <typename Result>
+std::string skipped_row(const rv::bench::ClientReport &r, const Result &s)
+{
+	return format("%9s skipped: %s (MRs of %s; max_fmr_size %" PRIu64 " here, %" PRIu64
+		      " at the peer)\n",
+		      rv::bench::format_size(s.size).c_str(), s.skipped.c_str(),
+		      rv::bench::format_size(r.mr_chunk).c_str(), r.self.max_fmr_size,
+		      r.peer.max_fmr_size);
+}
+
 std::string bw_table(const rv::bench::ClientReport &r)
 {
-	std::string out = format("; window %u, buffer %s\n", r.plan.window,
-				 rv::bench::format_size(r.plan.buffer).c_str());
+	std::string out = format("; window %u, buffer %s in MRs of %s\n", r.plan.window,
+				 rv::bench::format_size(r.plan.buffer).c_str(),
+				 rv::bench::format_size(r.mr_chunk).c_str());
 	out += r.plan.verify ? "every message checked by the receiver\n\n"
 			     : "payloads not checked (--no-verify): the receiver checks "
 			       "each write's status, length and sequence number\n\n";
@@ -193,6 +225,10 @@ std::string bw_table(const rv::bench::ClientReport &r)
 		      "retries", "tx polls/empty", "rx polls/empty",
 		      "checked", "wrong", "peer pkts");
 	for (const auto &b : r.bw) {
+		if (!b.skipped.empty()) {
+			out += skipped_row(r, b);
+			continue;
+		}
 		std::string txp = std::to_string(b.polls) + "/" +
 				  std::to_string(b.empty_polls);
 		std::string rxp = std::to_string(b.peer_polls) + "/" +
@@ -218,6 +254,10 @@ std::string lat_table(const rv::bench::ClientReport &r)
 		      "size", "iters", "median us", "p99 us", "mean us",
 		      "min us", "max us", "polls/empty", "checked", "wrong");
 	for (const auto &l : r.lat) {
+		if (!l.skipped.empty()) {
+			out += skipped_row(r, l);
+			continue;
+		}
 		std::string p = std::to_string(l.polls) + "/" +
 				std::to_string(l.empty_polls);
 		out += format("%9s %8" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %19s %9" PRIu64
@@ -271,7 +311,7 @@ std::string server_text(const TransferOptions &o, const rv::bench::ServerReport 
 		write_node(w, r.self);
 		w.key("peer");
 		write_node(w, r.peer);
-		w.member("phases", r.phases);
+		w.member("phases", r.phases).member("skipped", r.skipped);
 		if (r.plan.test == rv::bench::Test::bw)
 			w.member("verify", r.plan.verify);
 		w.member("verified", r.verified)
@@ -279,14 +319,16 @@ std::string server_text(const TransferOptions &o, const rv::bench::ServerReport 
 			.end_object();
 		return w.str() + "\n";
 	}
-	char line[320];
-	std::snprintf(line, sizeof(line),
-		      "rvbench %s server: %s <- %s: %" PRIu64 " sizes, %" PRIu64
+	const std::string skipped =
+		r.skipped ? format(" (%" PRIu64 " skipped: larger than the MR chunk, %s)",
+				   r.skipped, rv::bench::format_size(r.mr_chunk).c_str())
+			  : std::string();
+	return format("rvbench %s server: %s <- %s: %" PRIu64 " sizes%s, %" PRIu64
 		      " messages checked, %" PRIu64 " wrong%s\n",
 		      rv::bench::test_name(r.plan.test), node_text(r.self).c_str(),
-		      node_text(r.peer).c_str(), r.phases, r.verified, r.mismatches,
+		      node_text(r.peer).c_str(), r.phases, skipped.c_str(), r.verified,
+		      r.mismatches,
 		      r.plan.verify ? "" : " (--no-verify: payloads not checked)");
-	return line;
 }
 
 } // namespace rvbench

@@ -2,9 +2,11 @@
 #include "two_node.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -22,6 +24,7 @@
 #include <toolkit/debugfs.hpp>
 #include <toolkit/rdma_sysfs.hpp>
 
+#include "mr_chunks.hpp"
 #include "pattern.hpp"
 #include "verbs.hpp"
 
@@ -31,7 +34,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr std::uint64_t proto_version = 1;
+// 2: the receive buffer as MRs of mr_chunk bytes (mr_iovas, mr_rkeys),
+// not one (mr_iova, mr_rkey); the client's INFO says its version too.
+constexpr std::uint64_t proto_version = 2;
 constexpr std::uint64_t credit_wr_id = 1ULL << 63;
 constexpr std::uint64_t credit_len = 8;
 
@@ -83,7 +88,8 @@ std::uint8_t port_mtu(const NodeConfig &c)
 	return 3;
 }
 
-std::string join(const std::vector<std::uint64_t> &v)
+template <typename T>
+std::string join(const std::vector<T> &v)
 {
 	std::string s;
 	for (std::size_t i = 0; i < v.size(); i++)
@@ -116,10 +122,12 @@ void info_to(oob::Message &m, const NodeInfo &n)
 		.set("rv_index", n.rv_index)
 		.set("index_bits", n.index_bits)
 		.set("mtu", n.mtu)
+		.set("max_fmr_size", n.max_fmr_size)
 		.set("mr_addr", n.mr_addr)
-		.set("mr_iova", n.mr_iova)
-		.set("mr_rkey", n.mr_rkey)
 		.set("mr_len", n.mr_len)
+		.set("mr_chunk", n.mr_chunk)
+		.set("mr_iovas", join(n.mr_iovas))
+		.set("mr_rkeys", join(n.mr_rkeys))
 		.set("q_depth", n.q_depth);
 }
 
@@ -148,10 +156,26 @@ NodeInfo info_from(const oob::Message &m)
 	n.mtu = static_cast<std::uint8_t>(m.get_u64("mtu"));
 	if (!ib_mtu_to_bytes(n.mtu))
 		throw bad("mtu");
+	n.max_fmr_size = m.get_u64("max_fmr_size");
 	n.mr_addr = m.get_u64("mr_addr");
-	n.mr_iova = m.get_u64("mr_iova");
-	n.mr_rkey = static_cast<std::uint32_t>(m.get_u64("mr_rkey"));
 	n.mr_len = m.get_u64("mr_len");
+	n.mr_chunk = m.get_u64("mr_chunk");
+	if (!n.mr_chunk || !std::has_single_bit(n.mr_chunk) ||
+	    n.mr_chunk > n.max_fmr_size)
+		throw bad("mr_chunk");
+	n.mr_iovas = split(m.get("mr_iovas"), "mr_iovas");
+	for (std::uint64_t rkey : split(m.get("mr_rkeys"), "mr_rkeys")) {
+		if (rkey > std::numeric_limits<std::uint32_t>::max())
+			throw bad("mr_rkeys");
+		n.mr_rkeys.push_back(static_cast<std::uint32_t>(rkey));
+	}
+	const std::uint64_t chunks = mr_chunks(n.mr_len, n.mr_chunk);
+	if (!chunks || n.mr_rkeys.size() != chunks || n.mr_iovas.size() != chunks)
+		throw std::runtime_error(
+			"out-of-band INFO: " + std::to_string(n.mr_rkeys.size()) +
+			" rkeys and " + std::to_string(n.mr_iovas.size()) +
+			" iovas for " + std::to_string(n.mr_len) + " bytes in chunks of " +
+			std::to_string(n.mr_chunk));
 	n.q_depth = static_cast<std::uint32_t>(m.get_u64("q_depth"));
 	return n;
 }
@@ -171,33 +195,38 @@ public:
 		params_.job_key = key;
 		params_.num_conn = cfg.num_conn;
 		params_.index_bits = cfg.index_bits;
+		params_.mr_cache_size = cfg.mr_cache_mb;
 		params_.cq_entries = cq_entries;
 		abi_ = dev_.capability().abi;
 		attach_ = dev_.attach(params_);
+		chunk_ = mr_chunk(attach_.max_fmr_size);
+		if (!chunk_)
+			throw std::runtime_error("ATTACH answered max_fmr_size 0");
 		ring_ = EventRing::map(dev_);
 		mtu_ = port_mtu(cfg);
 		log(cfg, "attached to " + cfg.device + " port " +
 				 std::to_string(cfg.port) + " as rv_index " +
 				 std::to_string(attach_.rv_index) + " (" +
 				 format_ipv4(params_.loc_addr) + ", GID index " +
-				 std::to_string(params_.loc_gid_index) + ")");
+				 std::to_string(params_.loc_gid_index) + "), max_fmr_size " +
+				 std::to_string(attach_.max_fmr_size) + ": MRs of " +
+				 format_size(chunk_));
 	}
 
 	// Maps and registers the receive buffer (remote write) and the send
-	// buffer.
+	// buffer, each as MRs of chunk() bytes.
 	void buffers(std::uint64_t rx_len, std::uint64_t tx_len)
 	{
-		for (std::uint64_t len : {rx_len, tx_len})
-			if (len > attach_.max_fmr_size)
-				throw_errno(EMSGSIZE,
-					    "a buffer of " + format_size(len) +
-					    " exceeds max_fmr_size " +
-					    format_size(attach_.max_fmr_size) +
-					    " (use a smaller --buffer)");
+		rx_len_ = rx_len;
+		tx_len_ = tx_len;
 		rx_ = Mapping::anonymous(page_round(rx_len));
 		tx_ = Mapping::anonymous(page_round(tx_len));
-		rx_mr_ = dev_.reg_mem(rx_.data(), rx_len, access::psm3_recv);
-		tx_mr_ = dev_.reg_mem(tx_.data(), tx_len, access::psm3_send);
+		rx_mrs_ = register_chunks(rx_, rx_len, access::psm3_recv);
+		tx_mrs_ = register_chunks(tx_, tx_len, access::psm3_send);
+		log(cfg_, "registered " + format_size(rx_len) + " to receive in " +
+				  std::to_string(rx_mrs_.size()) + " MRs, " +
+				  format_size(tx_len) + " to send in " +
+				  std::to_string(tx_mrs_.size()));
 	}
 
 	[[nodiscard]] NodeInfo info() const
@@ -211,10 +240,14 @@ public:
 		n.rv_index = attach_.rv_index;
 		n.index_bits = params_.index_bits;
 		n.mtu = mtu_;
-		n.mr_addr = rx_mr_.addr();
-		n.mr_iova = rx_mr_.iova();
-		n.mr_rkey = rx_mr_.rkey();
-		n.mr_len = rx_mr_.length();
+		n.max_fmr_size = attach_.max_fmr_size;
+		n.mr_addr = rx_.addr();
+		n.mr_len = rx_len_;
+		n.mr_chunk = chunk_;
+		for (const MemoryRegion &mr : rx_mrs_) {
+			n.mr_iovas.push_back(mr.iova());
+			n.mr_rkeys.push_back(mr.rkey());
+		}
 		n.q_depth = attach_.q_depth;
 		return n;
 	}
@@ -250,16 +283,27 @@ public:
 	}
 
 	// One write of len bytes from tx_off of the send buffer to rem_off of
-	// the peer's receive buffer; the errno of the post.
+	// the peer's receive buffer; the errno of the post. Both ranges must
+	// lie in one chunk each (std::logic_error if not).
 	int post(std::uint64_t tx_off, std::uint64_t rem_off, std::uint64_t len,
-		 std::uint64_t wr_id, std::uint32_t payload) noexcept
+		 std::uint64_t wr_id, std::uint32_t payload)
 	{
+		const std::uint64_t k = tx_off / chunk_;
+		const std::uint64_t rk = rem_off / peer_.mr_chunk;
+		const std::uint64_t rem_in = rem_off % peer_.mr_chunk;
+		if (k >= tx_mrs_.size() || tx_off % chunk_ + len > tx_mrs_[k].length() ||
+		    rk >= peer_.mr_rkeys.size() ||
+		    rem_in + len > std::min(peer_.mr_chunk, peer_.mr_len - rk * peer_.mr_chunk))
+			throw std::logic_error(
+				"a write of " + std::to_string(len) + " bytes from offset " +
+				std::to_string(tx_off) + " to the peer's offset " +
+				std::to_string(rem_off) + " is not inside one MR each side");
 		WriteRequest w;
 		w.loc_addr = tx_.addr() + tx_off;
-		w.mr = &tx_mr_.info();
-		// The peer's iova of its buffer's address + rem_off.
-		w.rem_addr = peer_.mr_iova + rem_off;
-		w.rkey = peer_.mr_rkey;
+		w.mr = &tx_mrs_[k].info();
+		// The peer's iova of its chunk's address + the offset in it.
+		w.rem_addr = peer_.mr_iovas[rk] + rem_in;
+		w.rkey = peer_.mr_rkeys[rk];
 		w.length = len;
 		w.wr_id = wr_id;
 		w.immed = make_immed(peer_.rv_index, peer_.index_bits, payload);
@@ -290,6 +334,26 @@ public:
 
 	[[nodiscard]] std::byte *rx() const noexcept { return rx_.bytes(); }
 	[[nodiscard]] std::byte *tx() const noexcept { return tx_.bytes(); }
+	[[nodiscard]] std::uint64_t rx_len() const noexcept { return rx_len_; }
+	[[nodiscard]] std::uint64_t tx_len() const noexcept { return tx_len_; }
+	// The bytes per MR of this node's buffers, and of the peer's.
+	[[nodiscard]] std::uint64_t chunk() const noexcept { return chunk_; }
+	[[nodiscard]] const NodeInfo &peer() const noexcept { return peer_; }
+	// The largest message size between the two (once connected).
+	[[nodiscard]] std::uint64_t run_chunk() const noexcept
+	{
+		return std::min(chunk_, peer_.mr_chunk);
+	}
+	// Where the slots of a size are in this node's buffers, and in the
+	// peer's receive buffer.
+	[[nodiscard]] SlotLayout layout(std::uint64_t size) const noexcept
+	{
+		return {size, chunk_};
+	}
+	[[nodiscard]] SlotLayout peer_layout(std::uint64_t size) const noexcept
+	{
+		return {size, peer_.mr_chunk};
+	}
 	[[nodiscard]] const NodeConfig &cfg() const noexcept { return cfg_; }
 	[[nodiscard]] Connection &conn() noexcept { return conn_; }
 	[[nodiscard]] Version abi() const noexcept { return abi_; }
@@ -297,6 +361,19 @@ public:
 	[[nodiscard]] std::uint64_t connect_ns() const noexcept { return connect_ns_; }
 
 private:
+	// The first len bytes of m as MRs of chunk_ bytes (the last may be
+	// shorter).
+	std::vector<MemoryRegion> register_chunks(const Mapping &m, std::uint64_t len,
+						  std::uint32_t access)
+	{
+		std::vector<MemoryRegion> mrs;
+		mrs.reserve(mr_chunks(len, chunk_));
+		for (std::uint64_t off = 0; off < len; off += chunk_)
+			mrs.push_back(dev_.reg_mem(m.bytes() + off,
+						   std::min(chunk_, len - off), access));
+		return mrs;
+	}
+
 	const NodeConfig &cfg_;
 	Device dev_;
 	AttachParams params_;
@@ -305,8 +382,10 @@ private:
 	EventRing ring_;
 	std::uint64_t overflow_ = 0;
 	std::uint8_t mtu_ = 3, path_mtu_ = 3;
+	std::uint64_t chunk_ = 0;
 	Mapping rx_, tx_;
-	MemoryRegion rx_mr_, tx_mr_;
+	std::uint64_t rx_len_ = 0, tx_len_ = 0;
+	std::vector<MemoryRegion> rx_mrs_, tx_mrs_;	// per chunk
 	NodeInfo peer_;
 	Connection conn_;
 	std::uint64_t connect_ns_ = 0;
@@ -397,26 +476,35 @@ void post_retrying(Node &n, Counters &c, Watchdog &wd, F &&on_event,
 
 // --- bw -----------------------------------------------------------------
 
-// A bw phase's result before it runs: its messages, slots and window.
-BwResult bw_phase(const Plan &plan, std::uint64_t size, std::uint64_t count)
+// A bw phase's result before it runs: its messages, slots (in the
+// peer's chunks) and window (ntx send slots in the sender's).
+BwResult bw_phase(const Plan &plan, const Node &n, std::uint64_t size,
+		  std::uint64_t count)
 {
 	BwResult r;
 	r.size = size;
 	r.messages = count;
 	r.bytes = size * count;
-	r.slots = bw_rx_slots(plan, size);
-	r.window = std::min({plan.window, bw_tx_slots(plan, size), r.slots});
+	r.slots = bw_rx_slots(plan, size, n.peer().mr_chunk);
+	r.window = std::min({plan.window, bw_tx_slots(plan, size, n.chunk()), r.slots});
 	r.verify = plan.verify;
 	return r;
 }
 
-// The sender's side of a bw phase's start: the messages' patterns in the
-// ntx send slots (if r.verify), then PHASE to the receiver and its READY.
+// The sender's side of a bw phase's start: the slots checked against
+// both buffers, the messages' patterns in the ntx send slots (if
+// r.verify), then PHASE to the receiver and its READY.
 void start_bw_phase(Node &n, oob::Socket &s, const BwResult &r, std::uint32_t ntx)
 {
 	const std::uint64_t size = r.size;
+	const SlotLayout tx = n.layout(size);
+	if (n.peer_layout(size).end(r.slots) > n.peer().mr_len || tx.end(ntx) > n.tx_len())
+		throw std::runtime_error("bw size " + std::to_string(size) + ": " +
+					 std::to_string(r.slots) + " receive slots or " +
+					 std::to_string(ntx) +
+					 " send slots do not fit the buffers");
 	for (std::uint32_t i = 0; r.verify && i < ntx; i++)
-		pattern_fill(n.tx() + std::uint64_t{i} * size, size, i);
+		pattern_fill(n.tx() + tx.offset(i), size, i);
 
 	oob::Message phase{"PHASE", {}};
 	phase.set("test", "bw")
@@ -448,9 +536,10 @@ void add_receiver_report(BwResult &r, const oob::Message &d)
 BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 		 std::uint64_t count, Progress &prog)
 {
-	BwResult r = bw_phase(plan, size, count);
-	const std::uint32_t ntx = bw_tx_slots(plan, size);
+	BwResult r = bw_phase(plan, n, size, count);
+	const std::uint32_t ntx = bw_tx_slots(plan, size, n.chunk());
 	const std::uint32_t slots = r.slots;
+	const SlotLayout tx = n.layout(size), rx = n.peer_layout(size);
 
 	start_bw_phase(n, s, r, ntx);
 
@@ -493,8 +582,8 @@ BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 		       next < credit + slots && !busy[next % ntx]) {
 			const std::uint64_t tx_slot = next % ntx;
 			if (r.verify)
-				pattern_stamp(n.tx() + tx_slot * size, size, next);
-			const int err = n.post(tx_slot * size, (next % slots) * size,
+				pattern_stamp(n.tx() + tx.offset(tx_slot), size, next);
+			const int err = n.post(tx.offset(tx_slot), rx.offset(next % slots),
 					       size, next,
 					       static_cast<std::uint32_t>(next));
 			if (err) {
@@ -526,12 +615,13 @@ BwResult bw_send(Node &n, oob::Socket &s, const Plan &plan, std::uint64_t size,
 // What the receiver of a bw phase has seen: the writes of sequence
 // numbers below prefix, and those of the next slots that came early.
 struct BwReceived {
-	BwReceived(std::uint64_t message_size, std::uint64_t messages,
-		   std::uint64_t rx_slots)
-		: size(message_size), count(messages), slots(rx_slots), got(rx_slots)
+	BwReceived(SlotLayout rx_layout, std::uint64_t messages, std::uint64_t rx_slots)
+		: layout(rx_layout), size(rx_layout.size), count(messages),
+		  slots(rx_slots), got(rx_slots)
 	{
 	}
 
+	SlotLayout layout;
 	std::uint64_t size, count, slots;
 	std::vector<std::uint8_t> got;
 	std::uint64_t prefix = 0, received = 0, verified = 0, mismatches = 0;
@@ -564,7 +654,7 @@ struct BwReceived {
 		verified += chk ? 1 : 0;
 		if (byte_len != size)
 			mismatch(describe_mismatch(size, seq, 0, "wrong byte_len"));
-		else if (auto off = chk ? chk->check(rx + (seq % slots) * size, seq)
+		else if (auto off = chk ? chk->check(rx + layout.offset(seq % slots), seq)
 					: std::nullopt)
 			mismatch(describe_mismatch(size, seq, *off));
 		while (prefix < count && got[prefix % slots]) {
@@ -600,9 +690,10 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 {
 	const std::uint64_t size = phase.get_u64("size");
 	const std::uint64_t slots = phase.get_u64("slots");
-	if (!size || !slots || slots > max_bw_slots)
+	if (!size || size > n.run_chunk() || !slots ||
+	    slots > max_bw_slots || n.layout(size).end(slots) > n.rx_len())
 		throw std::runtime_error("out-of-band PHASE: bad size or slots");
-	BwReceived rx(size, phase.get_u64("count"), slots);
+	BwReceived rx(n.layout(size), phase.get_u64("count"), slots);
 	std::optional<PatternChecker> chk;
 	if (verify)
 		chk.emplace(rx.size);
@@ -666,12 +757,15 @@ std::pair<std::uint64_t, std::uint64_t> bw_receive(Node &n, oob::Socket &s,
 // buffer to slot i % 2 of the peer's receive buffer: two slots, so that
 // message i can be stamped while the write of message i - 1 may still
 // be completing. The ping end sends message i and then waits for the
-// peer's, the pong end the other way round.
+// peer's, the pong end the other way round. The slots are in the chunks
+// of each buffer (bench/mr_chunks.hpp), so size must be at most
+// n.run_chunk().
 class LatEnd {
 public:
 	LatEnd(Node &n, oob::Socket &s, std::uint64_t size, std::uint64_t total,
 	       bool ping)
-		: n_(n), size_(size), total_(total), chk_(size), bits_(n.in_bits()),
+		: n_(n), size_(size), total_(total), own_(n.layout(size)),
+		  peer_(n.peer_layout(size)), chk_(size), bits_(n.in_bits()),
 		  out_(ping ? "ping" : "pong"), in_(ping ? "pong" : "ping"),
 		  wd_(n.cfg(), s, [this] {
 			  return "lat size " + std::to_string(size_) + ": waiting for " +
@@ -679,8 +773,12 @@ public:
 				 std::to_string(total_);
 		  })
 	{
+		if (size > n.run_chunk() || own_.end(2) > n.rx_len() ||
+		    own_.end(2) > n.tx_len() || peer_.end(2) > n.peer().mr_len)
+			throw std::runtime_error("lat size " + std::to_string(size) +
+						 ": two slots do not fit the buffers");
 		for (std::uint64_t k = 0; k < 2; k++)
-			pattern_fill(n.tx() + k * size, size, k);
+			pattern_fill(n.tx() + own_.offset(k), size, k);
 	}
 	LatEnd(const LatEnd &) = delete;
 	LatEnd &operator=(const LatEnd &) = delete;
@@ -696,10 +794,10 @@ public:
 		const std::uint64_t slot = i_ % 2;
 		while (busy_[slot])
 			poll();
-		pattern_stamp(n_.tx() + slot * size_, size_, i_);
+		pattern_stamp(n_.tx() + own_.offset(slot), size_, i_);
 		const std::uint64_t t = now_ns();
 		post_retrying(n_, c_, wd_, [this](const Event &ev) { on_event(ev); },
-			      slot * size_, slot * size_, size_, i_,
+			      own_.offset(slot), peer_.offset(slot), size_, i_,
 			      static_cast<std::uint32_t>(i_));
 		busy_[slot] = 1;
 		return t;
@@ -718,7 +816,7 @@ public:
 	void next()
 	{
 		verified_++;
-		if (auto off = chk_.check(n_.rx() + (i_ % 2) * size_, i_))
+		if (auto off = chk_.check(n_.rx() + own_.offset(i_ % 2), i_))
 			mismatch(describe_mismatch(size_, i_, *off));
 		i_++;
 	}
@@ -776,6 +874,7 @@ private:
 
 	Node &n_;
 	const std::uint64_t size_, total_;
+	const SlotLayout own_, peer_;	// this node's buffers, the peer's
 	const PatternChecker chk_;
 	const std::uint32_t bits_;
 	const char *const out_, *const in_;	// "ping", "pong"
@@ -862,15 +961,17 @@ std::pair<std::uint64_t, std::uint64_t> lat_pong(Node &n, oob::Socket &s,
 }
 
 // The Progress of a whole run of plan, in bytes (bw) or round trips
-// (lat, warm-up included); off without cfg.progress.
-Progress plan_progress(const NodeConfig &cfg, const Plan &p)
+// (lat, warm-up included), sizes above chunk left out; off without
+// cfg.progress.
+Progress plan_progress(const NodeConfig &cfg, const Plan &p, std::uint64_t chunk)
 {
 	if (!cfg.progress)
 		return {};
 	std::uint64_t total = 0;
 	for (std::size_t k = 0; k < p.sizes.size() && k < p.counts.size(); k++)
-		total += p.test == Test::bw ? p.sizes[k] * p.counts[k]
-					    : p.counts[k] + p.warmup;
+		if (p.sizes[k] <= chunk)
+			total += p.test == Test::bw ? p.sizes[k] * p.counts[k]
+						    : p.counts[k] + p.warmup;
 	return Progress(cfg.progress, total, "round trips", p.test == Test::bw,
 			cfg.progress_interval_ns);
 }
@@ -906,17 +1007,42 @@ const char *test_name(Test t) noexcept
 	return t == Test::bw ? "bw" : "lat";
 }
 
-std::uint32_t bw_rx_slots(const Plan &p, std::uint64_t size) noexcept
+namespace {
+
+// The slots of size in the plan's buffer, in chunks of chunk bytes (0:
+// one MR).
+std::uint64_t buffer_slots(const Plan &p, std::uint64_t size, std::uint64_t chunk) noexcept
 {
-	const std::uint64_t n = size ? p.buffer / size : 1;
+	if (!size)
+		return 1;
+	if (!chunk || size > chunk)
+		return p.buffer / size;
+	return SlotLayout{size, chunk}.fit(p.buffer);
+}
+
+} // namespace
+
+std::uint32_t bw_rx_slots(const Plan &p, std::uint64_t size, std::uint64_t chunk) noexcept
+{
+	const std::uint64_t n = buffer_slots(p, size, chunk);
 	return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(n, 1, max_bw_slots));
 }
 
-std::uint32_t bw_tx_slots(const Plan &p, std::uint64_t size) noexcept
+std::uint32_t bw_tx_slots(const Plan &p, std::uint64_t size, std::uint64_t chunk) noexcept
 {
-	const std::uint64_t n = size ? p.buffer / size : 1;
+	const std::uint64_t n = buffer_slots(p, size, chunk);
 	return static_cast<std::uint32_t>(
 		std::clamp<std::uint64_t>(n, 1, std::max<std::uint32_t>(p.window, 1)));
+}
+
+const char *skip_reason(std::uint64_t size, std::uint64_t max_fmr_size,
+			std::uint64_t chunk) noexcept
+{
+	if (size > max_fmr_size)
+		return "larger than max_fmr_size";
+	if (size > chunk)
+		return "larger than the MR chunk";
+	return "";
 }
 
 std::uint32_t plan_cq_entries(const Plan &p) noexcept
@@ -990,20 +1116,28 @@ std::uint64_t ClientReport::mismatches() const noexcept
 	return n;
 }
 
-// Buffers per side. bw: the client sends from tx slots and gets credits
+// Buffers per side, (receive, send), for the sizes up to limit in chunks
+// of chunk bytes. bw: the client sends from tx slots and gets credits
 // into a page; the server receives into its slots and sends credits
 // from a page. lat: two slots of the largest size each way.
-static std::pair<std::uint64_t, std::uint64_t> buffer_lens(const Plan &p, bool client)
+static std::pair<std::uint64_t, std::uint64_t> buffer_lens(const Plan &p, bool client,
+							   std::uint64_t chunk,
+							   std::uint64_t limit)
 {
 	std::uint64_t big = 0;
-	if (p.test == Test::lat) {
-		for (std::uint64_t size : p.sizes)
-			big = std::max(big, 2 * size);
-		return {big, big};
+	for (std::uint64_t size : p.sizes) {
+		if (size > limit)
+			continue;
+		const SlotLayout l{size, chunk};
+		if (p.test == Test::lat)
+			big = std::max(big, l.end(2));
+		else
+			big = std::max(big, l.end(client ? bw_tx_slots(p, size, chunk)
+							 : bw_rx_slots(p, size, chunk)));
 	}
-	for (std::uint64_t size : p.sizes)
-		big = std::max(big, (client ? bw_tx_slots(p, size)
-					    : bw_rx_slots(p, size)) * size);
+	big = std::max(big, page_size());	// every size skipped: a page
+	if (p.test == Test::lat)
+		return {big, big};
 	return client ? std::pair{page_size(), big} : std::pair{big, page_size()};
 }
 
@@ -1017,7 +1151,9 @@ ClientReport run_client(const NodeConfig &cfg, const Plan &plan, oob::Socket soc
 		oob::Message hello = sock.expect("HELLO", to);
 		if (hello.get_u64("proto") != proto_version)
 			throw std::runtime_error("out-of-band: the server speaks protocol " +
-						 hello.get("proto"));
+						 hello.get("proto") + ", this client " +
+						 std::to_string(proto_version) +
+						 " (run the same rvbench on both nodes)");
 		auto key_bytes = oob::from_hex(hello.get("job_key"));
 		JobKey key{};
 		if (!key_bytes || key_bytes->size() != key.size())
@@ -1027,11 +1163,14 @@ ClientReport run_client(const NodeConfig &cfg, const Plan &plan, oob::Socket soc
 			throw std::runtime_error("the server uses another job key than --job-key");
 
 		Node n(cfg, key, plan_cq_entries(plan));
-		auto [rx, tx] = buffer_lens(plan, true);
+		// The server's chunks are not known yet: buffers for the
+		// sizes this node's allow.
+		auto [rx, tx] = buffer_lens(plan, true, n.chunk(), n.chunk());
 		n.buffers(rx, tx);
 		rep.self = n.info();
 		rep.abi = n.abi();
 		oob::Message info{"INFO", {}};
+		info.set("proto", proto_version);
 		info_to(info, rep.self);
 		plan_to(info, plan);
 		sock.send(info);
@@ -1039,10 +1178,28 @@ ClientReport run_client(const NodeConfig &cfg, const Plan &plan, oob::Socket soc
 		n.connect(rep.peer, sock);
 		rep.path_mtu = n.path_mtu();
 		rep.connect_ns = n.connect_ns();
+		rep.mr_chunk = n.run_chunk();
+		const std::uint64_t max_fmr =
+			std::min(rep.self.max_fmr_size, rep.peer.max_fmr_size);
 
-		Progress prog = plan_progress(cfg, plan);
+		Progress prog = plan_progress(cfg, plan, rep.mr_chunk);
 		for (std::size_t k = 0; k < plan.sizes.size(); k++) {
 			const std::uint64_t size = plan.sizes[k];
+			if (size > rep.mr_chunk) {
+				const char *why = skip_reason(size, max_fmr, rep.mr_chunk);
+				if (plan.test == Test::bw) {
+					rep.bw.emplace_back();
+					rep.bw.back().size = size;
+					rep.bw.back().skipped = why;
+				} else {
+					rep.lat.emplace_back();
+					rep.lat.back().size = size;
+					rep.lat.back().skipped = why;
+				}
+				log(cfg, std::string(test_name(plan.test)) + " " +
+						 format_size(size) + " skipped: " + why);
+				continue;
+			}
 			prog.set_label(phase_label(plan, k, ""));
 			if (plan.test == Test::bw)
 				rep.bw.push_back(bw_send(n, sock, plan, size, plan.counts[k],
@@ -1083,11 +1240,18 @@ ServerReport run_server(const NodeConfig &cfg, oob::Socket sock)
 			.set("job_key", oob::to_hex(key.data(), key.size()));
 		sock.send(hello);
 		oob::Message ci = sock.expect("INFO", to);
+		if (!ci.has("proto") || ci.get_u64("proto") != proto_version)
+			throw std::runtime_error(
+				"out-of-band: the client speaks protocol " +
+				(ci.has("proto") ? ci.get("proto") : std::string("1")) +
+				", this server " + std::to_string(proto_version) +
+				" (run the same rvbench on both nodes)");
 		rep.plan = plan_from(ci);
 		rep.peer = info_from(ci);
 
 		Node n(cfg, key, plan_cq_entries(rep.plan));
-		auto [rx, tx] = buffer_lens(rep.plan, false);
+		rep.mr_chunk = std::min(n.chunk(), rep.peer.mr_chunk);
+		auto [rx, tx] = buffer_lens(rep.plan, false, n.chunk(), rep.mr_chunk);
 		n.buffers(rx, tx);
 		rep.self = n.info();
 		oob::Message info{"INFO", {}};
@@ -1095,7 +1259,15 @@ ServerReport run_server(const NodeConfig &cfg, oob::Socket sock)
 		sock.send(info);
 		n.connect(rep.peer, sock);
 
-		Progress prog = plan_progress(cfg, rep.plan);
+		// The client sends a PHASE for each size up to mr_chunk.
+		std::vector<std::size_t> runs;
+		for (std::size_t k = 0; k < rep.plan.sizes.size(); k++) {
+			if (rep.plan.sizes[k] <= rep.mr_chunk)
+				runs.push_back(k);
+			else
+				rep.skipped++;
+		}
+		Progress prog = plan_progress(cfg, rep.plan, rep.mr_chunk);
 		for (;;) {
 			oob::Message m = sock.recv(to);
 			if (m.verb == "BYE") {
@@ -1110,8 +1282,9 @@ ServerReport run_server(const NodeConfig &cfg, oob::Socket sock)
 								       : std::string("?")));
 			if (m.verb != "PHASE")
 				throw std::runtime_error("out-of-band: unexpected " + m.verb);
-			if (rep.phases < rep.plan.sizes.size())
-				prog.set_label(phase_label(rep.plan, rep.phases, "server: "));
+			if (rep.phases < runs.size())
+				prog.set_label(
+					phase_label(rep.plan, runs[rep.phases], "server: "));
 			auto [v, bad] = m.get("test") == "lat" ? lat_pong(n, sock, m, prog)
 							       : bw_receive(n, sock, m, rep.plan.verify,
 									    prog);

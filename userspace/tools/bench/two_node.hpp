@@ -12,8 +12,8 @@
 //
 //	server				client
 //	HELLO proto job_key	->
-//				<-	INFO  (its node, its MR, the plan)
-//	INFO  (its node, MR)	->
+//				<-	INFO  (proto, its node, its MRs, the plan)
+//	INFO  (its node, MRs)	->
 //	(both: CONN_CREATE)
 //	SYNC created		<->	SYNC created
 //	(both: CONN_CONNECT, wait for CONN_CONNECTED)
@@ -25,6 +25,15 @@
 //	... one PHASE per size ...
 //				<-	BYE
 //	BYE			->
+//
+// The protocol's version (proto_version in two_node.cpp) is in HELLO and
+// the client's INFO; either side refuses another one. Each side's buffers
+// are MRs of at most max_fmr_size (bench/mr_chunks.hpp): INFO gives the
+// receive buffer's chunk size (mr_chunk) and the iova and rkey of each of
+// its chunks (mr_iovas, mr_rkeys). The sizes above the smaller chunk size
+// of the two nodes do not run: the client sends no PHASE for them and
+// reports them skipped; the server, which knows both chunk sizes too,
+// expects none.
 //
 // Immediate data: the top index_bits are the receiver's rv_index, the
 // rest the low bits of the message's sequence number. bw: message seq
@@ -65,6 +74,7 @@ struct NodeConfig {
 	std::string sysfs = "/sys/class/infiniband";
 	std::uint8_t num_conn = 0;	// ATTACH; 0: the module's default
 	std::uint8_t index_bits = 9;	// ATTACH
+	std::uint32_t mr_cache_mb = 0;	// ATTACH mr_cache_size; 0: the module's
 	std::optional<std::uint8_t> mtu;	// enum ib_mtu; default: the port's
 	std::uint8_t packet_life_time = 16;	// path record (ACK timeout ~0.5 s)
 	double timeout_s = 60;		// setup steps, and a phase without progress
@@ -98,10 +108,16 @@ struct Plan {
 inline constexpr std::uint32_t max_bw_slots = 1024;
 inline constexpr std::uint32_t max_window = 4096;
 
-// bw: receive slots of a size (buffer / size, 1..max_bw_slots), send
-// slots (buffer / size, 1..window), and the event ring either side needs.
-[[nodiscard]] std::uint32_t bw_rx_slots(const Plan &p, std::uint64_t size) noexcept;
-[[nodiscard]] std::uint32_t bw_tx_slots(const Plan &p, std::uint64_t size) noexcept;
+// bw: receive slots of a size (those of the buffer, 1..max_bw_slots), send
+// slots (those of the buffer, 1..window), and the event ring either side
+// needs. The slots of the buffer: as many as fit in it in chunks of
+// chunk bytes (bench/mr_chunks.hpp; size <= chunk), buffer / size for a
+// power of two size; for chunk 0 buffer / size (never fewer: the bound
+// the event ring is sized for).
+[[nodiscard]] std::uint32_t bw_rx_slots(const Plan &p, std::uint64_t size,
+					std::uint64_t chunk = 0) noexcept;
+[[nodiscard]] std::uint32_t bw_tx_slots(const Plan &p, std::uint64_t size,
+					std::uint64_t chunk = 0) noexcept;
 [[nodiscard]] std::uint32_t plan_cq_entries(const Plan &p) noexcept;
 
 // The plan as INFO fields, and back (std::runtime_error if malformed).
@@ -118,15 +134,26 @@ struct NodeInfo {
 	std::uint32_t rv_index = 0;
 	std::uint8_t index_bits = 9;
 	std::uint8_t mtu = 3;		// the port's active MTU (enum ib_mtu)
-	std::uint64_t mr_addr = 0;	// its receive buffer, as registered
-	std::uint64_t mr_iova = 0;
-	std::uint32_t mr_rkey = 0;
+	std::uint64_t max_fmr_size = 0;	// ATTACH's answer
+	// Its receive buffer, as registered: mr_len bytes at mr_addr in
+	// chunks of mr_chunk bytes, one MR each (the last may be shorter).
+	std::uint64_t mr_addr = 0;
 	std::uint64_t mr_len = 0;
+	std::uint64_t mr_chunk = 0;
+	std::vector<std::uint64_t> mr_iovas;	// per chunk
+	std::vector<std::uint32_t> mr_rkeys;	// per chunk
 	std::uint32_t q_depth = 0;	// ATTACH's answer
 };
 
+// Why a size does not run: "" (it does), "larger than max_fmr_size" or
+// "larger than the MR chunk", for the smaller max_fmr_size and chunk size
+// of the two nodes.
+[[nodiscard]] const char *skip_reason(std::uint64_t size, std::uint64_t max_fmr_size,
+				      std::uint64_t chunk) noexcept;
+
 struct BwResult {
 	std::uint64_t size = 0;
+	std::string skipped;		// why it did not run; "": it ran
 	std::uint64_t messages = 0;
 	std::uint64_t bytes = 0;
 	std::uint64_t ns = 0;		// first post to last send completion
@@ -153,6 +180,7 @@ struct BwResult {
 
 struct LatResult {
 	std::uint64_t size = 0;
+	std::string skipped;		// why it did not run; "": it ran
 	std::uint64_t iters = 0;
 	std::uint64_t warmup = 0;
 	Summary half_rtt;		// ns
@@ -169,7 +197,10 @@ struct ClientReport {
 	NodeInfo self, peer;
 	Version abi;
 	std::uint8_t path_mtu = 0;
-	std::vector<BwResult> bw;
+	// The largest size that runs: the smaller chunk size of the two
+	// nodes (their max_fmr_size rounded down to a power of two).
+	std::uint64_t mr_chunk = 0;
+	std::vector<BwResult> bw;	// per size of the plan, skipped ones too
 	std::vector<LatResult> lat;
 	ConnStats conn{};			// the aggregate at the end
 	std::vector<std::uint64_t> qp_post_write;	// per QP of the connection
@@ -182,7 +213,9 @@ struct ClientReport {
 struct ServerReport {
 	Plan plan;
 	NodeInfo self, peer;
+	std::uint64_t mr_chunk = 0;	// as ClientReport's
 	std::uint64_t phases = 0;
+	std::uint64_t skipped = 0;	// sizes of the plan above mr_chunk
 	std::uint64_t verified = 0, mismatches = 0;
 };
 
