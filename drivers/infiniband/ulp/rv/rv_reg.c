@@ -247,6 +247,7 @@ int rv_reg_qp_init(struct rv_job_dev *jdev)
 	reg->cq = ib_alloc_cq(jdev->dev->ib_dev, jdev, 2, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(reg->cq)) {
 		ret = PTR_ERR(reg->cq);
+		reg->cq = NULL;
 		goto err_mutex;
 	}
 	init.send_cq = reg->cq;
@@ -254,20 +255,17 @@ int rv_reg_qp_init(struct rv_job_dev *jdev)
 	reg->qp = ib_create_qp(jdev->pd, &init);
 	if (IS_ERR(reg->qp)) {
 		ret = PTR_ERR(reg->qp);
-		goto err_cq;
+		reg->qp = NULL;
+		rv_quirk_free_cq(reg->cq);
+		reg->cq = NULL;
+		goto err_mutex;
 	}
 	ret = rv_reg_qp_connect(jdev);
 	if (ret)
-		goto err_qp;
-	return 0;
+		rv_reg_qp_destroy(jdev);
+	return ret;
 
-err_qp:
-	ib_destroy_qp(reg->qp);
-err_cq:
-	rv_quirk_free_cq(reg->cq);
 err_mutex:
-	reg->qp = NULL;
-	reg->cq = NULL;
 	mutex_destroy(&reg->mutex);
 	return ret;
 }
@@ -338,6 +336,15 @@ out:
 	return ret;
 }
 
+/* Undo rv_reg_user(): deregister the MR, then unpin. */
+void rv_reg_user_put(struct rv_reg_mr *r)
+{
+	ib_dereg_mr(r->mr);
+	ib_umem_release(r->umem);
+	r->mr = NULL;
+	r->umem = NULL;
+}
+
 /**
  * rv_reg_user - pin and register a range of the calling process
  * @jdev: the job-device, whose PD the MR is in
@@ -386,21 +393,12 @@ int rv_reg_user(struct rv_job_dev *jdev, u64 addr, u64 len, int access,
 	return 0;
 
 err_mr:
-	ib_dereg_mr(r->mr);
+	rv_reg_user_put(r);
+	return ret;
 err_umem:
 	ib_umem_release(r->umem);
-	r->mr = NULL;
 	r->umem = NULL;
 	return ret;
-}
-
-/* Undo rv_reg_user(): deregister the MR, then unpin. */
-void rv_reg_user_put(struct rv_reg_mr *r)
-{
-	ib_dereg_mr(r->mr);
-	ib_umem_release(r->umem);
-	r->mr = NULL;
-	r->umem = NULL;
 }
 
 void rv_reg_debugfs_init(struct dentry *root)
