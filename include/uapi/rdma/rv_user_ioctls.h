@@ -203,7 +203,7 @@ struct rv_capability_params {
 #define RV_RDMA_MODE_KERNEL 1	/* kernel RC QPs and kernel MR cache */
 #define RV_RDMA_MODE_MAX 1	/* highest mode; above it: EINVAL */
 #define RV_RDMA_MODE_MASK 0x1f	/* the bits that hold the mode */
-/* mr_cache_size 0 means the mr_cache_size_gpu module parameter */
+/* mr_cache_size: the mr_cache_size_gpu module parameter is its ceiling */
 #define RV_RDMA_MODE_UPSIZE_CPU 0x20
 
 /* Limits of RV_IOCTL_ATTACH; beyond them it fails with EINVAL. */
@@ -225,16 +225,18 @@ struct rv_capability_params {
  *	name of the RDMA device, NUL-terminated, not empty (%EINVAL); no
  *	device of that name: %ENODEV.
  * @mr_cache_size:
- *	MB of MR cache for this process, at most 1048576 (%EINVAL); 0: the
- *	module parameter mr_cache_size, or mr_cache_size_gpu with
- *	RV_RDMA_MODE_UPSIZE_CPU. It also bounds the largest MR
- *	(max_fmr_size).
+ *	MB of MR cache for this process, at most 1048576 (%EINVAL). The
+ *	module parameter mr_cache_size (mr_cache_size_gpu with
+ *	RV_RDMA_MODE_UPSIZE_CPU) is both the default, for 0, and the
+ *	ceiling: a larger request is cut to it, and the output says the
+ *	size in use. It also bounds the largest MR (max_fmr_size).
  * @rdma_mode:
  *	RV_RDMA_MODE_KERNEL, optionally ORed with RV_RDMA_MODE_UPSIZE_CPU;
  *	RV_RDMA_MODE_USER: %EOPNOTSUPP; other modes or bits: %EINVAL.
  * @port_num:
  *	port of dev_name: not a port of it: %EINVAL; not ACTIVE: %ENETDOWN.
- *	Part of the job's key.
+ *	Part of the job's key. POST_RDMA_WR_IMMED's length is bounded by
+ *	the port's largest message.
  * @num_conn:
  *	RC QPs per remote node, at most RV_MAX_NUM_CONN; 0: the module
  *	parameter num_conn. The job agrees.
@@ -254,7 +256,9 @@ struct rv_capability_params {
  *	index of the local GID in the port's GID table. Part of the job's
  *	key.
  * @loc_gid:
- *	the local GID: it must be the one at loc_gid_index (%ENOENT).
+ *	the local GID: it must be the one at loc_gid_index (%ENOENT). On
+ *	RoCE its netdev must be in the caller's network namespace
+ *	(%EADDRNOTAVAIL), as an address the caller could bind.
  * @job_key:
  *	identifies the job (a UUID for PSM3); bytes beyond job_key_len are
  *	ignored. Part of the job's key.
@@ -264,7 +268,14 @@ struct rv_capability_params {
  *	reserved, must be 0 (%EINVAL).
  * @service_id:
  *	IB CM service id the job listens and connects on; 0: the module
- *	parameter service_id. Part of the job's key.
+ *	parameter service_id. Part of the job's key. Any uid may use
+ *	that default and the ids from the module parameters
+ *	user_service_id_min to user_service_id_max (default
+ *	0x1000125500000000 to 0x10001255ffffffff); others need
+ *	CAP_NET_BIND_SERVICE in the initial user namespace (%EACCES), the
+ *	IB CM's ids being global to the node. The ids of the RDMA CM's IP
+ *	port spaces, 0x0000000001000000 to 0x0000000001ffffff, are refused
+ *	to all (%EADDRNOTAVAIL).
  * @context:
  *	not used by the module.
  * @cq_entries:
@@ -387,7 +398,8 @@ struct rv_attach_params_r5 {
  *
  * The processes of one job on one device port share a job-device, found
  * by its key: the device, port_num, loc_gid_index, the caller's effective
- * uid, the job key and the service id (another uid never shares one). The
+ * uid and network namespace, the job key and the service id (another uid
+ * or namespace never shares one). The
  * first attach with a key creates the job-device, with a kernel PD and a
  * CM listener on the service id; later ones join it if they agree on its
  * parameters (see "ATTACH input"). The caller gets the lowest free
@@ -419,6 +431,12 @@ struct rv_attach_params_r5 {
  * * %ESOCKTNOSUPPORT - the port's transport has no RC QPs (neither
  *   InfiniBand, RoCE nor iWARP).
  * * %ENODEV - there is no RDMA device named dev_name.
+ * * %EPERM - the device belongs to another network namespace and the RDMA
+ *   subsystem's namespace mode is exclusive (as uverbs' open).
+ * * %EACCES - the service id is outside the user range and the caller
+ *   lacks CAP_NET_BIND_SERVICE (see "ATTACH input").
+ * * %EADDRNOTAVAIL - the service id is in the RDMA CM's port spaces; or
+ *   the RoCE GID's netdev is in another network namespace.
  * * %ENETDOWN - the port is not ACTIVE.
  * * %ENOENT - the port's GID at loc_gid_index is not loc_gid, or there is
  *   none.
@@ -1369,7 +1387,8 @@ struct rv_post_write_params_out {
  * struct rv_post_write_params - argument of RV_IOCTL_POST_RDMA_WR_IMMED
  * @in: the write
  * @out: where it went, written over @in also when the post fails
- *	(unless the argument was rejected as %EINVAL or the device is gone)
+ *	(unless the argument was rejected as %EINVAL or %EMSGSIZE, or the
+ *	device is gone)
  */
 struct rv_post_write_params {
 	union {
@@ -1408,6 +1427,8 @@ struct rv_post_write_params {
  *   loc_mr_access, or the MR holds no reference of RV_IOCTL_REG_MEM
  *   (a stale MR serves until its last RV_IOCTL_DEREG_MEM: see "MR
  *   lifetime" at RV_IOCTL_REG_MEM).
+ * * %EMSGSIZE - length is above the port's largest message (its
+ *   max_msg_sz).
  * * %EACCES - the caller is not the attached process.
  * * %EFAULT - the argument cannot be read or cannot be written;
  *   nothing is posted.

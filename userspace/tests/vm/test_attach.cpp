@@ -357,12 +357,16 @@ TEST(Attach, UpsizeCpuUsesGpuCacheSize)
 	EXPECT_LE(a.max_fmr_size, 1024 * MiB);
 	EXPECT_EQ(dev.cache_stats().limit_cache_size, 1024u);
 
-	// An explicit size wins over the upsized default.
+	// A smaller explicit size wins over the upsized default; a larger
+	// one is cut to it.
 	p = params_for(n);
 	p.rdma_mode = RV_RDMA_MODE_KERNEL | RV_RDMA_MODE_UPSIZE_CPU;
 	p.mr_cache_size = 8;
 	rv::Device dev2 = open_declared();
 	EXPECT_EQ(dev2.attach(p).mr_cache_size, 8u);
+	p.mr_cache_size = 4096;
+	rv::Device dev3 = open_declared();
+	EXPECT_EQ(dev3.attach(p).mr_cache_size, 1024u);
 }
 
 TEST(Attach, ExplicitValuesInUse)
@@ -382,12 +386,18 @@ TEST(Attach, ExplicitValuesInUse)
 			 EXPECT_GT(a.max_fmr_size, 0u);
 			 EXPECT_LE(a.max_fmr_size, MiB);
 		 }},
-		{"mr_cache_size 1048576",
+		{"mr_cache_size 1048576 cut to the module's 256",
 		 [](auto &p) { p.mr_cache_size = 1048576; },
 		 [](const rv::Attach &a) {
-			 EXPECT_EQ(a.mr_cache_size, 1048576u);
+			 EXPECT_EQ(a.mr_cache_size, 256u);
 			 EXPECT_GT(a.max_fmr_size, 0u);
 		 }},
+		{"mr_cache_size 257 cut to the module's 256",
+		 [](auto &p) { p.mr_cache_size = 257; },
+		 [](const rv::Attach &a) { EXPECT_EQ(a.mr_cache_size, 256u); }},
+		{"mr_cache_size 256",
+		 [](auto &p) { p.mr_cache_size = 256; },
+		 [](const rv::Attach &a) { EXPECT_EQ(a.mr_cache_size, 256u); }},
 		{"q_depth 16", [](auto &p) { p.q_depth = 16; },
 		 [](const rv::Attach &a) { EXPECT_EQ(a.q_depth, 16u); }},
 		{"q_depth 65536", [](auto &p) { p.q_depth = 65536; },

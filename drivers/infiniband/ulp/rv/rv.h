@@ -6,7 +6,8 @@
  *   struct rv_device  - one per RDMA device, from the ib_client add callback
  *                       until its remove callback; refcounted with a kref.
  *   struct rv_job_dev - the processes of one job on one device port: key
- *                       (device, port, GID index, uid, job key, service id),
+ *                       (device, port, GID index, uid, network namespace,
+ *                       job key, service id),
  *                       the agreed parameters, the kernel PD and the map
  *                       rv_index -> rv_user. Refcounted: each attached
  *                       process holds a reference; the last put frees it.
@@ -95,6 +96,16 @@ struct rv_conn;
 #define RV_Q_DEPTH_MAX 65536
 #define RV_MR_CACHE_SIZE_MAX 1048576	/* MB */
 
+/*
+ * The IB CM service ids of the RDMA CM's IP port spaces (IBTA Annex A11):
+ * the RDMA CM, and through it NFS/RDMA, iSER and NVMe-oF, listen there.
+ * rv never does.
+ */
+#define RV_IP_CM_SERVICE_ID_MIN 0x0000000001000000ULL
+#define RV_IP_CM_SERVICE_ID_MAX 0x0000000001ffffffULL
+
+int rv_service_id_check(u64 service_id);
+
 /* Module parameters, validated at load (rv_params.c). */
 struct rv_params {
 	unsigned int num_conn;
@@ -102,6 +113,8 @@ struct rv_params {
 	unsigned int mr_cache_size;		/* MB */
 	unsigned int mr_cache_size_gpu;		/* MB, RV_RDMA_MODE_UPSIZE_CPU */
 	u64 service_id;
+	u64 user_service_id_min;		/* any uid may listen on these */
+	u64 user_service_id_max;
 	unsigned int min_hb_interval;		/* ms */
 	unsigned int max_reconnect_timeout;	/* s */
 	enum ib_poll_context cq_poll;		/* where completions run */
@@ -146,8 +159,10 @@ struct rv_job_dev {
 	/* The device's name at attach: once dead, ib_dev may be freed. */
 	char dev_name[RV_MAX_DEV_NAME_LEN];
 	kuid_t uid;
+	struct net *net;		/* the first attach's; reference held */
 	struct rv_job_key key;
 	struct rv_job_params params;
+	u32 max_msg_sz;			/* the port's, for POST_WRITE */
 	struct ib_pd *pd;
 	struct rv_reg_qp reg;		/* registers its MRs (rv_reg.c) */
 	struct xarray users;		/* rv_index -> struct rv_user */
@@ -245,6 +260,7 @@ void rv_job_leave(struct rv_job_dev *jdev);
 struct rv_req_info;
 struct rv_conn *
 rv_jobs_find_conn(struct ib_device *ibdev, u32 port, __be64 service_id,
+		  const union ib_gid *dgid,
 		  const struct rv_req_info *req,
 		  struct rv_conn *(*find)(struct rv_job_dev *jdev,
 					  const void *arg),

@@ -195,6 +195,12 @@ static void rv_attach_test_defaults_and_policy(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
 	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 888U);
 	KUNIT_EXPECT_EQ(test, req.params.hb_interval, 0U);
+	in.mr_cache_size = 889;		/* the module's size is a ceiling */
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 888U);
+	in.rdma_mode &= ~RV_RDMA_MODE_UPSIZE_CPU;
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 77U);
 	in.num_conn = 3;
 	in.q_depth = 64;
 	in.mr_cache_size = 5;
@@ -210,7 +216,33 @@ static void rv_attach_test_defaults_and_policy(struct kunit *test)
 	rv_params = saved;
 }
 
+/* The ids any uid may use; the RDMA CM's are nobody's. */
+static void rv_attach_test_service_ids(struct kunit *test)
+{
+	const struct rv_params saved = rv_params;
+
+	rv_params.service_id = 0x77;
+	rv_params.user_service_id_min = 0x1000;
+	rv_params.user_service_id_max = 0x1fff;
+	KUNIT_EXPECT_EQ(test, rv_service_id_check(0x77), 0);
+	KUNIT_EXPECT_EQ(test, rv_service_id_check(0x1000), 0);
+	KUNIT_EXPECT_EQ(test, rv_service_id_check(0x1fff), 0);
+	KUNIT_EXPECT_EQ(test, rv_service_id_check(RV_IP_CM_SERVICE_ID_MIN),
+			-EADDRNOTAVAIL);
+	KUNIT_EXPECT_EQ(test, rv_service_id_check(0x0000000001064853ULL),
+			-EADDRNOTAVAIL);	/* RDMA_PS_TCP port 18515 */
+	KUNIT_EXPECT_EQ(test, rv_service_id_check(RV_IP_CM_SERVICE_ID_MAX),
+			-EADDRNOTAVAIL);
+	/* Even inside the user range. */
+	rv_params.user_service_id_min = 0;
+	rv_params.user_service_id_max = U64_MAX;
+	KUNIT_EXPECT_EQ(test, rv_service_id_check(0x0000000001060000ULL),
+			-EADDRNOTAVAIL);
+	rv_params = saved;
+}
+
 static struct kunit_case rv_attach_test_cases[] = {
+	KUNIT_CASE(rv_attach_test_service_ids),
 	KUNIT_CASE_PARAM(rv_attach_test_parse, rv_attach_test_inputs_gen_params),
 	KUNIT_CASE(rv_attach_test_defaults_and_policy),
 	{}

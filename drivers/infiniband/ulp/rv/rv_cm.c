@@ -11,10 +11,12 @@
  * so there is one CM listener per (device, service id), shared by the
  * CM among the jobs on it. A REQ names the job and the QP index in its
  * private data (network byte order); the listener's handler (rv_conn.c)
- * finds the job's connection to the REQ's source GID (or LID) and the QP
+ * finds, among the jobs of the REQ's uid on the GID it is addressed to,
+ * the job's connection to the REQ's source GID (or LID) and the QP
  * accepts, or it rejects with a reason: RETRY when the job or its
- * connection is not there yet or the QP is busy recovering, which the
- * initiator retries until its deadline; any other reason is final.
+ * connection is not there yet (a job of another uid is not there for the
+ * REQ) or the QP is busy recovering, which the initiator retries until
+ * its deadline; any other reason is final.
  *
  * The initiator resolves the destination MAC of a RoCE path in the
  * kernel (rdma_resolve_ip) before each REQ, and sends none while the
@@ -215,7 +217,7 @@ int rv_cm_resolve(struct rv_sconn *s,
 	rdma_gid2ip(&src.sa, &conn->jdev->gid);
 	rdma_gid2ip(&dst.sa, &conn->dgid);
 	memset(&s->dev_addr, 0, sizeof(s->dev_addr));
-	s->dev_addr.net = &init_net;
+	s->dev_addr.net = conn->jdev->net;
 	s->dev_addr.sgid_attr = rv_sconn_sgid_attr(s);
 	return rdma_resolve_ip(&src.sa, &dst.sa, &s->dev_addr,
 			       RV_RESOLVE_TIMEOUT_MS, done, true, s);

@@ -130,7 +130,8 @@ static int rv_conn_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	src.sgid = &req->primary_path->dgid;
 	src.slid = be32_to_cpu(sa_path_get_dlid(req->primary_path));
 	conn = rv_jobs_find_conn(id->device, req->port,
-				 req->listen_id->service_id, &pd,
+				 req->listen_id->service_id,
+				 &req->primary_path->sgid, &pd,
 				 rv_conn_find_for_req, &src, &reason);
 	if (!conn)
 		goto reject;

@@ -3,12 +3,14 @@
  * Jobs.
  *
  * The processes of one job on one device port share a struct rv_job_dev,
- * found by (device, port, GID index, caller's euid, job key, service id):
+ * found by (device, port, GID index, caller's euid and network namespace,
+ * job key, service id):
  * the first attach (rv_user.c) creates it with a kernel PD and its
  * registration QP (rv_reg.c), later ones join it if they agree on its
  * parameters.
  */
 #include <linux/cred.h>
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -43,6 +45,7 @@ static void rv_job_release(struct kref *kref)
 	rv_reg_qp_destroy(jdev);
 	if (jdev->pd)
 		ib_dealloc_pd(jdev->pd);
+	put_net(jdev->net);
 	atomic_dec(&jdev->dev->jobs);
 	rv_device_put(jdev->dev);
 	kfree(jdev);
@@ -81,9 +84,11 @@ static bool rv_job_key_matches(const struct rv_job_dev *jdev, u32 port,
 
 static bool rv_job_matches(const struct rv_job_dev *jdev,
 			   const struct rv_device *dev,
-			   const struct rv_job_key *key, kuid_t uid)
+			   const struct rv_job_key *key, kuid_t uid,
+			   const struct net *net)
 {
 	return jdev->dev == dev && uid_eq(jdev->uid, uid) &&
+	       net_eq(jdev->net, net) &&
 	       jdev->key.gid_index == key->gid_index &&
 	       rv_job_key_matches(jdev, key->port_num, key->service_id,
 				  key->job_key, key->job_key_len);
@@ -105,6 +110,7 @@ static bool rv_job_agrees(const struct rv_job_params *a,
 struct rv_job_dev *rv_job_get(struct rv_device *dev,
 			      const struct rv_attach_req *req)
 {
+	struct net *net = current->nsproxy->net_ns;
 	kuid_t uid = current_euid();
 	struct rv_job_dev *jdev;
 	struct ib_pd *pd;
@@ -112,7 +118,7 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 
 	mutex_lock(&rv_jobs_lock);
 	list_for_each_entry(jdev, &rv_jobs, list) {
-		if (!rv_job_matches(jdev, dev, &req->key, uid))
+		if (!rv_job_matches(jdev, dev, &req->key, uid, net))
 			continue;
 		/* Under rv_jobs_lock a listed job holds a reference. */
 		if (rv_job_agrees(&jdev->params, &req->params)) {
@@ -144,6 +150,8 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	strscpy(jdev->dev_name, req->dev_name, sizeof(jdev->dev_name));
 	jdev->pd = pd;
 	jdev->uid = uid;
+	jdev->net = get_net(net);
+	jdev->max_msg_sz = req->max_msg_sz;
 	jdev->key = req->key;
 	jdev->params = req->params;
 	memcpy(jdev->gid.raw, req->gid, sizeof(jdev->gid.raw));
@@ -168,6 +176,7 @@ err_reg:
 	rv_reg_qp_destroy(jdev);
 err_pd:
 	mutex_destroy(&jdev->conn_mutex);
+	put_net(jdev->net);
 	ib_dealloc_pd(pd);
 	kfree(jdev);
 	jdev = ERR_PTR(ret);
@@ -243,19 +252,22 @@ struct rv_job_dev *rv_job_get_live(struct rv_device *dev)
  * @ibdev: device the REQ arrived on
  * @port: and its port
  * @service_id: the listener's service id
+ * @dgid: the GID the REQ is addressed to: a job gets only the REQs to its
+ *	own GID, hence, on RoCE, of its own namespace
  * @req: the job key and uid (in the initial user namespace) of the REQ
  * @find: looks for the connection in one job (rv_conn.c), under
  *	rv_jobs_lock; returns it with a reference held, or NULL
  * @arg: for @find: where the REQ comes from
- * @reason: set when NULL is returned: RV_REJ_UID if the job exists only
- *	for another uid, else RV_REJ_RETRY (not attached or not created yet)
+ * @reason: set when NULL is returned: RV_REJ_RETRY, whether the job or
+ *	its connection is not there yet or the job is another uid's (a
+ *	REJ tells no other uid whether a job key is in use)
  *
  * Return: what @find returned for the first listed job of the REQ's key
  * and uid that has the connection, or NULL.
  */
 struct rv_conn *
 rv_jobs_find_conn(struct ib_device *ibdev, u32 port, __be64 service_id,
-		  const struct rv_req_info *req,
+		  const union ib_gid *dgid, const struct rv_req_info *req,
 		  struct rv_conn *(*find)(struct rv_job_dev *jdev,
 					  const void *arg),
 		  const void *arg, int *reason)
@@ -267,17 +279,14 @@ rv_jobs_find_conn(struct ib_device *ibdev, u32 port, __be64 service_id,
 	mutex_lock(&rv_jobs_lock);
 	list_for_each_entry(jdev, &rv_jobs, list) {
 		if (jdev->dev->ib_dev != ibdev ||
+		    memcmp(jdev->gid.raw, dgid->raw, sizeof(dgid->raw)) ||
 		    !rv_job_key_matches(jdev, port, be64_to_cpu(service_id),
-					req->job_key, req->job_key_len))
+					req->job_key, req->job_key_len) ||
+		    from_kuid_munged(&init_user_ns, jdev->uid) != req->uid)
 			continue;
-		if (from_kuid_munged(&init_user_ns, jdev->uid) != req->uid) {
-			*reason = RV_REJ_UID;
-			continue;
-		}
 		conn = find(jdev, arg);
 		if (conn)
 			break;
-		*reason = RV_REJ_RETRY;
 	}
 	mutex_unlock(&rv_jobs_lock);
 	return conn;

@@ -19,6 +19,7 @@ struct rv_attach_req {
 	u32 fr_page_list_len;		/* 0: the device's */
 	u32 cq_entries;
 	u32 loc_addr;
+	u32 max_msg_sz;			/* the port's */
 };
 
 struct rv_job_dev *rv_job_get(struct rv_device *dev,

@@ -4,6 +4,7 @@
  * of range makes the load fail with a message naming the parameter and
  * its range; nothing is clamped. They are read-only afterwards.
  */
+#include <linux/capability.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
 #include <linux/stringify.h>
@@ -37,6 +38,8 @@ struct rv_params rv_params = {
 	.mr_cache_size = RV_MR_CACHE_SIZE_DEF,
 	.mr_cache_size_gpu = RV_MR_CACHE_SIZE_GPU_DEF,
 	.service_id = 0x1000125500000001ULL,
+	.user_service_id_min = 0x1000125500000000ULL,
+	.user_service_id_max = 0x10001255ffffffffULL,
 	.min_hb_interval = RV_MIN_HB_INTERVAL_DEF,
 	.max_reconnect_timeout = RV_MAX_RECONNECT_TIMEOUT_DEF,
 	.cq_poll = IB_POLL_WORKQUEUE,
@@ -126,23 +129,48 @@ RV_PARM_DESC(max_reconnect_timeout, "s", 0, RV_MAX_RECONNECT_TIMEOUT_MAX,
 	     RV_MAX_RECONNECT_TIMEOUT_DEF,
 	     "longest reconnect window a job may use; longer requests are cut to it and ATTACH reports the value in use");
 
+static bool rv_service_id_is_ip_cm(u64 v)
+{
+	return v >= RV_IP_CM_SERVICE_ID_MIN && v <= RV_IP_CM_SERVICE_ID_MAX;
+}
+
+/*
+ * May the caller listen on @service_id? Any uid may use the default and
+ * the user range; ids in the RDMA CM's port spaces are refused to all
+ * (EADDRNOTAVAIL), others need CAP_NET_BIND_SERVICE in the initial user
+ * namespace (EACCES): the IB CM's ids are global to the node, not to a
+ * namespace.
+ */
+int rv_service_id_check(u64 service_id)
+{
+	if (rv_service_id_is_ip_cm(service_id))
+		return -EADDRNOTAVAIL;
+	if (service_id == rv_params.service_id ||
+	    (service_id >= rv_params.user_service_id_min &&
+	     service_id <= rv_params.user_service_id_max))
+		return 0;
+	return capable(CAP_NET_BIND_SERVICE) ? 0 : -EACCES;
+}
+
+/* A 64-bit service id parameter; kp->arg points at it. */
 static int rv_param_set_service_id(const char *buf,
 				   const struct kernel_param *kp)
 {
 	u64 v;
 
-	if (kstrtou64(buf, 0, &v) || !v) {
-		pr_err(RV_DRV_NAME ": service_id=%s is invalid: must be a non-zero 64-bit IB CM service id\n",
-		       buf);
+	if (kstrtou64(buf, 0, &v) || !v || rv_service_id_is_ip_cm(v)) {
+		pr_err(RV_DRV_NAME ": %s=%s is invalid: must be a non-zero 64-bit IB CM service id outside 0x%llx..0x%llx\n",
+		       kp->name, buf, RV_IP_CM_SERVICE_ID_MIN,
+		       RV_IP_CM_SERVICE_ID_MAX);
 		return -EINVAL;
 	}
-	rv_params.service_id = v;
+	*(u64 *)kp->arg = v;
 	return 0;
 }
 
 static int rv_param_get_service_id(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "0x%016llx\n", rv_params.service_id);
+	return sysfs_emit(buf, "0x%016llx\n", *(u64 *)kp->arg);
 }
 
 static const struct kernel_param_ops rv_service_id_ops = {
@@ -150,9 +178,17 @@ static const struct kernel_param_ops rv_service_id_ops = {
 	.get = rv_param_get_service_id,
 };
 
-module_param_cb(service_id, &rv_service_id_ops, NULL, 0444);
+module_param_cb(service_id, &rv_service_id_ops, &rv_params.service_id, 0444);
 MODULE_PARM_DESC(service_id,
-		 "IB CM service id, when ATTACH passes 0 (64-bit, non-zero, default 0x1000125500000001)");
+		 "IB CM service id, when ATTACH passes 0; any uid may use it (64-bit, non-zero, default 0x1000125500000001)");
+module_param_cb(user_service_id_min, &rv_service_id_ops,
+		&rv_params.user_service_id_min, 0444);
+MODULE_PARM_DESC(user_service_id_min,
+		 "lowest IB CM service id any uid may attach with; others need CAP_NET_BIND_SERVICE (default 0x1000125500000000)");
+module_param_cb(user_service_id_max, &rv_service_id_ops,
+		&rv_params.user_service_id_max, 0444);
+MODULE_PARM_DESC(user_service_id_max,
+		 "highest IB CM service id any uid may attach with (default 0x10001255ffffffff)");
 
 /*
  * Where the CQs' completions are handled (ib_alloc_cq's poll context): a

@@ -205,6 +205,8 @@ long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx)
 	conn = xa_load(&user->conns, in->handle);
 	if (!conn)
 		return -EINVAL;
+	if (in->length > user->jdev->max_msg_sz)
+		return -EMSGSIZE;
 	/*
 	 * A write once posted cannot be taken back: an output that cannot
 	 * be written is refused first (rewriting what was read changes

@@ -8,6 +8,7 @@
  * until its file is released and the last write it posted completed.
  */
 #include <kunit/visibility.h>
+#include <linux/nsproxy.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -66,12 +67,11 @@ VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
 					    rv_params.max_reconnect_timeout);
 	req->params.hb_interval = in->hb_interval ?
 		max(in->hb_interval, rv_params.min_hb_interval) : 0;
+	/* The module's size is a ceiling: a process may ask for less. */
+	req->mr_cache_mb = in->rdma_mode & RV_RDMA_MODE_UPSIZE_CPU ?
+		rv_params.mr_cache_size_gpu : rv_params.mr_cache_size;
 	if (in->mr_cache_size)
-		req->mr_cache_mb = in->mr_cache_size;
-	else if (in->rdma_mode & RV_RDMA_MODE_UPSIZE_CPU)
-		req->mr_cache_mb = rv_params.mr_cache_size_gpu;
-	else
-		req->mr_cache_mb = rv_params.mr_cache_size;
+		req->mr_cache_mb = min(req->mr_cache_mb, in->mr_cache_size);
 	req->fr_page_list_len = r5 ? 0 : in->fr_page_list_len;
 	req->cq_entries = in->cq_entries;
 	req->loc_addr = in->loc_addr;
@@ -79,32 +79,64 @@ VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
 }
 
 /*
+ * A RoCE GID is an address of its netdev: usable only from the netdev's
+ * namespace, as the RDMA CM binds only to addresses of its caller's.
+ */
+static int rv_attach_check_gid_net(struct ib_device *ibdev, u32 port,
+				   const struct ib_gid_attr *attr,
+				   const struct net *net)
+{
+	struct net_device *ndev;
+	int ret = 0;
+
+	if (!rdma_protocol_roce(ibdev, port))
+		return 0;
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (IS_ERR(ndev) || !net_eq(dev_net(ndev), net))
+		ret = -EADDRNOTAVAIL;
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
  * The port must exist, be one rv can serve (rv_reg_check_port()) and be
- * ACTIVE, the GID at gid_index must be gid; notes the GID's type.
+ * ACTIVE, the GID at gid_index must be gid and, for RoCE, an address of
+ * the caller's namespace; notes the GID's type and the port's largest
+ * message.
  */
 static int rv_attach_check_port(struct rv_device *dev,
 				struct rv_attach_req *req)
 {
+	struct net *net = current->nsproxy->net_ns;
 	struct ib_device *ibdev = dev->ib_dev;
+	u32 port = req->key.port_num;
 	const struct ib_gid_attr *attr;
+	struct ib_port_attr pattr;
 	enum ib_port_state state;
 	int ret;
 
-	if (!rdma_is_port_valid(ibdev, req->key.port_num))
+	if (!rdma_is_port_valid(ibdev, port))
 		return -EINVAL;
-	ret = rv_reg_check_port(ibdev, req->key.port_num);
+	ret = rv_reg_check_port(ibdev, port);
 	if (ret)
 		return ret;
-	ret = ib_get_cached_port_state(ibdev, req->key.port_num, &state);
+	ret = ib_get_cached_port_state(ibdev, port, &state);
 	if (ret)
 		return ret;
 	if (state != IB_PORT_ACTIVE)
 		return -ENETDOWN;
+	ret = ib_query_port(ibdev, port, &pattr);
+	if (ret)
+		return ret;
+	req->max_msg_sz = pattr.max_msg_sz;
 
-	attr = rdma_get_gid_attr(ibdev, req->key.port_num, req->key.gid_index);
+	attr = rdma_get_gid_attr(ibdev, port, req->key.gid_index);
 	if (IS_ERR(attr))
 		return -ENOENT;
 	ret = memcmp(attr->gid.raw, req->gid, sizeof(req->gid)) ? -ENOENT : 0;
+	if (!ret)
+		ret = rv_attach_check_gid_net(ibdev, port, attr, net);
 	req->gid_type = attr->gid_type;
 	rdma_put_gid_attr(attr);
 	return ret;
@@ -157,12 +189,18 @@ static struct rv_job_dev *rv_attach_job(const struct rv_attach_params_in *in,
 	int ret;
 
 	ret = rv_attach_parse(in, r5, req);
+	if (!ret)
+		ret = rv_service_id_check(req->key.service_id);
 	if (ret)
 		return ERR_PTR(ret);
 	dev = rv_device_get_by_name(req->dev_name);
 	if (!dev)
 		return ERR_PTR(-ENODEV);
-	ret = rv_attach_check_port(dev, req);
+	/* As uverbs' open: a device of another namespace, in exclusive mode. */
+	ret = rdma_dev_access_netns(dev->ib_dev, current->nsproxy->net_ns) ?
+		0 : -EPERM;
+	if (!ret)
+		ret = rv_attach_check_port(dev, req);
 	if (ret) {
 		rv_device_put(dev);
 		return ERR_PTR(ret);

@@ -49,7 +49,9 @@ struct rv_rej_pdata {
 enum rv_rej_reason {
 	RV_REJ_RETRY = 1,		/* not ready yet: try again */
 	RV_REJ_VERSION,			/* unknown magic or version */
-	RV_REJ_UID,			/* the job belongs to another uid */
+	RV_REJ_UID,			/* final; no longer sent: a job of
+					 * another uid is RV_REJ_RETRY
+					 */
 	RV_REJ_INDEX,			/* QP index or num_conn disagree */
 	RV_REJ_ROLE,			/* this side initiates, not listens */
 	RV_REJ_LOCAL,			/* a local failure: try again */
