@@ -441,6 +441,12 @@ struct rv_attach_params_r5 {
  * * %ENOENT - the port's GID at loc_gid_index is not loc_gid, or there is
  *   none.
  * * %ENOSPC - every rv_index below 2^index_bits is taken.
+ * * %EDQUOT - a new job-device would pass the module parameter
+ *   max_jobs_per_user for the caller's uid, and the caller lacks
+ *   CAP_SYS_RESOURCE.
+ * * %EAGAIN - the caller's rdma cgroup (rdma.max) has no hca_handle left
+ *   (each attached process holds one, as a uverbs context does) or, for
+ *   a new job-device, not 3 hca_object (its PD, registration QP and CQ).
  * * %ENOMEM - out of memory (the event ring included).
  * * %EFAULT - the argument cannot be read, or the output cannot be
  *   written (the attach is undone).
@@ -661,7 +667,10 @@ struct rv_mem_params_r1 {
  *   would pass RLIMIT_MEMLOCK without CAP_IPC_LOCK, the device has no
  *   MR left, or out of memory.
  * * %EAGAIN - the memory of the range changed while it was being
- *   registered (counted in failed); the call may be repeated.
+ *   registered; or the MR would pass the hca_object limit of the
+ *   caller's rdma cgroup (rdma.max), to which each MR is charged as
+ *   uverbs charges its own (both counted in failed); the call may be
+ *   repeated.
  * * %EFAULT - the argument cannot be read; the output cannot be written
  *   (the reference is dropped again); or part of the range is not
  *   mapped, or not writable for a writable MR (counted in failed).
@@ -961,6 +970,12 @@ struct rv_conn_create_params {
  *   0 or the job's own GID.
  * * %EACCES - the caller is not the attached process.
  * * %EBUSY - this process already has a handle on that connection.
+ * * %EDQUOT - a new connection would pass the module parameter
+ *   max_conns_per_user, or its num_conn QPs max_qps_per_user, for the
+ *   job's uid, and the caller lacks CAP_SYS_RESOURCE.
+ * * %EAGAIN - a new connection's QPs and CQs (two rdma cgroup objects
+ *   per QP, charged to the caller's rdma cgroup for the connection's
+ *   life) would pass its hca_object limit.
  * * %ENODEV - the job's RDMA device is gone.
  * * %ENOMEM - out of memory.
  * * %EFAULT - the argument cannot be read, or the output cannot be

@@ -10,6 +10,12 @@
 //     in exclusive mode, a device only from its own namespace (as uverbs).
 //   - mr_cache_size: the module's value is a ceiling.
 //   - POST_RDMA_WR_IMMED: the port's largest message.
+//   - The rdma cgroup: a handle per attached process, an object per PD,
+//     QP, CQ and MR, charged to the cgroup of the process that made rv
+//     create them, refused past rdma.max, returned when they go.
+//   - The memory cgroup: what rv allocates for a connection is charged
+//     to the process that created it.
+//   - Per-user limits on jobs, connections and QPs (module parameters).
 // (A REQ from another uid's job: Security.OtherUidCannotConnectToTheJob.)
 #include <gtest/gtest.h>
 
@@ -17,6 +23,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -24,14 +33,17 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <rv/connection.hpp>
 #include <rv/error.hpp>
+#include <rv/mapping.hpp>
 
 #include "../support/subprocess.hpp"
 #include "child.hpp"
 #include "conn_util.hpp"
+#include "mr_util.hpp"
 #include "vm_env.hpp"
 
 using namespace rv::test;
@@ -322,4 +334,361 @@ TEST(Tenant, PostAboveThePortsLargestMessage)
 	EXPECT_EQ(out.report->above, EMSGSIZE) << "max_msg_sz " << max;
 	EXPECT_EQ(out.report->u32_max, EMSGSIZE);
 	EXPECT_EQ(out.report->at, EINVAL) << "no such MR";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path &p)
+{
+	std::ifstream in(p);
+	std::stringstream ss;
+	ss << in.rdbuf();
+	return ss.str();
+}
+
+void write_file(const fs::path &p, const std::string &v)
+{
+	std::ofstream out(p);
+	out << v;
+	out.flush();
+	if (!out)
+		throw std::system_error(errno ? errno : EIO, std::generic_category(),
+					"write " + p.string() + ": " + v);
+}
+
+// A cgroup v2 of the test's own with the rdma and memory controllers,
+// removed after the test (its processes must have exited). Mounts the
+// unified hierarchy if the bed has none.
+class TestCgroup {
+public:
+	TestCgroup()
+	{
+		const fs::path root = "/sys/fs/cgroup";
+		if (!fs::exists(root / "cgroup.controllers") &&
+		    ::mount("none", root.c_str(), "cgroup2", 0, nullptr) < 0)
+			rv::throw_errno("mount cgroup2");
+		write_file(root / "cgroup.subtree_control", "+rdma +memory");
+		dir_ = root / ("rv-test-" + std::to_string(::getpid()));
+		fs::create_directory(dir_);
+	}
+	~TestCgroup()
+	{
+		std::error_code ec;
+		fs::remove(dir_, ec);
+	}
+	TestCgroup(const TestCgroup &) = delete;
+	TestCgroup &operator=(const TestCgroup &) = delete;
+
+	void set(const std::string &file, const std::string &v) const
+	{
+		write_file(dir_ / file, v);
+	}
+	[[nodiscard]] std::string get(const std::string &file) const
+	{
+		return read_file(dir_ / file);
+	}
+	// Moves the calling process in.
+	void enter() const { write_file(dir_ / "cgroup.procs", std::to_string(::getpid())); }
+
+	// hca_handle and hca_object of dev in rdma.current.
+	[[nodiscard]] std::pair<unsigned, unsigned> rdma_current(const std::string &dev) const
+	{
+		std::istringstream in(get("rdma.current"));
+		std::string line;
+		while (std::getline(in, line)) {
+			if (line.rfind(dev + " ", 0) != 0)
+				continue;
+			unsigned h = 0, o = 0;
+			if (std::sscanf(line.c_str() + dev.size(),
+					" hca_handle=%u hca_object=%u", &h, &o) == 2)
+				return {h, o};
+		}
+		return {0, 0};
+	}
+
+private:
+	fs::path dir_;
+};
+
+// A module parameter set for one test, restored after it.
+class ParamGuard {
+public:
+	ParamGuard(const std::string &name, std::uint64_t v)
+		: path_(fs::path("/sys/module/rv/parameters") / name),
+		  old_(read_file(path_))
+	{
+		write_file(path_, std::to_string(v));
+	}
+	~ParamGuard()
+	{
+		try {
+			write_file(path_, old_);
+		} catch (const std::exception &e) {
+			ADD_FAILURE() << e.what();
+		}
+	}
+	ParamGuard(const ParamGuard &) = delete;
+	ParamGuard &operator=(const ParamGuard &) = delete;
+
+private:
+	fs::path path_;
+	std::string old_;
+};
+
+// CONN_CREATE on d to a RoCE v2 node at 10.99.0.ip, which does not exist:
+// a connection is created without any traffic.
+int conn_create_to(rv::Device &d, const Node &n, std::uint8_t ip)
+{
+	rv::Gid g{};
+	g[10] = 0xff;
+	g[11] = 0xff;
+	g[12] = 10;
+	g[13] = 99;
+	g[15] = ip;
+	rv_conn_create_params p{};
+	p.in = rv::Remote::roce(g, 0x0a630000u | ip, n.gid_index, 1).to_uapi();
+	return conn_create_errno(d.fd(), p);
+}
+
+// REG_MEM of m on d: 0 or the errno.
+int reg_errno(rv::Device &d, const rv::Mapping &m)
+{
+	try {
+		rv::MemoryRegion r = d.reg_mem(m.data(), m.size(), rv::access::psm3_recv);
+		r.release();
+		return 0;
+	} catch (const std::system_error &e) {
+		return e.code().value();
+	}
+}
+
+struct CgroupReport {
+	int attach = -1;
+	int second_attach = -1;
+	int conn = -1;
+	int reg = -1;
+	unsigned handles = 0;
+	unsigned objects = 0;
+};
+
+// In the cgroup, as nobody: attach, create a connection, register 64 KiB,
+// note what rdma.current says, attach again.
+CgroupReport in_cgroup(const TestCgroup &cg, const Node &n)
+{
+	cg.enter();
+	become_nobody();
+	CgroupReport r;
+	rv::Device d = open_declared();
+	const rv::AttachParams p = params_for(n);
+	try {
+		(void)d.attach(p);
+		r.attach = 0;
+	} catch (const std::system_error &e) {
+		r.attach = e.code().value();
+		return r;
+	}
+	r.conn = conn_create_to(d, n, 1);
+	const rv::Mapping m = rv::Mapping::anonymous(64 * KiB);
+	r.reg = reg_errno(d, m);
+	std::tie(r.handles, r.objects) = cg.rdma_current(n.dev);
+	r.second_attach = attach_errno(p);
+	return r;
+}
+
+} // namespace
+
+// As uverbs charges its contexts and objects: ATTACH a handle (and, for
+// a new job, its PD, registration QP and CQ), CONN_CREATE a QP and a CQ
+// per QP of the connection, REG_MEM an object per MR; past rdma.max the
+// ioctl fails with EAGAIN, and the charges go back when the objects go.
+TEST(Tenant, RdmaCgroupChargesAndLimits)
+{
+	RV_ROOT_OR_SKIP();
+	RV_NODE_OR_SKIP(n, 0);
+	TestCgroup cg;
+	const unsigned qps = effective_num_conn(0);
+	const unsigned job = 3, conn = 2 * qps, mr = 1;
+	auto limit = [&](unsigned h, unsigned o) {
+		cg.set("rdma.max", n.dev + " hca_handle=" + std::to_string(h) +
+					   " hca_object=" + std::to_string(o));
+	};
+	// Objects of a process that exited go from a kworker soon after.
+	auto settle = [&] {
+		const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+		auto now = cg.rdma_current(n.dev);
+		while (now != std::pair<unsigned, unsigned>{0, 0} &&
+		       std::chrono::steady_clock::now() < deadline) {
+			std::this_thread::sleep_for(milliseconds(100));
+			now = cg.rdma_current(n.dev);
+		}
+		return now;
+	};
+	auto run = [&] {
+		const auto left = settle();
+		EXPECT_EQ(left.first + left.second, 0u) << "charges left";
+		return run_in_child<CgroupReport>([&] { return in_cgroup(cg, n); });
+	};
+
+	limit(0, 0);
+	auto out = run();
+	ASSERT_TRUE(out.ok()) << how(out);
+	EXPECT_EQ(out.report->attach, EAGAIN) << "no handle";
+
+	limit(1, job - 1);
+	out = run();
+	ASSERT_TRUE(out.ok()) << how(out);
+	EXPECT_EQ(out.report->attach, EAGAIN) << "no room for the job's objects";
+
+	limit(1, job);
+	out = run();
+	ASSERT_TRUE(out.ok()) << how(out);
+	EXPECT_EQ(out.report->attach, 0);
+	EXPECT_EQ(out.report->second_attach, EAGAIN) << "a second handle";
+	EXPECT_EQ(out.report->conn, EAGAIN) << "the connection's QPs and CQs";
+	EXPECT_EQ(out.report->reg, EAGAIN) << "an MR";
+	EXPECT_EQ(out.report->handles, 1u);
+	EXPECT_EQ(out.report->objects, job);
+
+	limit(2, job + conn + mr);
+	out = run();
+	ASSERT_TRUE(out.ok()) << how(out);
+	EXPECT_EQ(out.report->attach, 0);
+	EXPECT_EQ(out.report->second_attach, 0);
+	EXPECT_EQ(out.report->conn, 0);
+	EXPECT_EQ(out.report->reg, 0);
+	EXPECT_EQ(out.report->handles, 1u);
+	EXPECT_EQ(out.report->objects, job + conn + mr);
+
+	// The processes are gone: so are the objects, and the charges.
+	const auto now = settle();
+	EXPECT_EQ(now.first, 0u);
+	EXPECT_EQ(now.second, 0u);
+}
+
+struct MemcgReport {
+	std::uint64_t before = 0;
+	std::uint64_t after = 0;
+	int errors = 0;
+};
+
+// The memory rv allocates for connections (their QPs' work request
+// contexts: q_depth of them per connection) is charged to the memory
+// cgroup of the process that creates them.
+TEST(Tenant, ConnectionMemoryChargedToTheCreatorsMemcg)
+{
+	RV_ROOT_OR_SKIP();
+	RV_NODE_OR_SKIP(n, 0);
+	TestCgroup cg;
+	constexpr unsigned conns = 50;
+	const auto q_depth = module_param("q_depth");
+	ASSERT_TRUE(q_depth);
+	auto current = [&] { return std::stoull(cg.get("memory.current")); };
+
+	const auto out = run_in_child<MemcgReport>([&] {
+		cg.enter();
+		become_nobody();
+		MemcgReport r;
+		rv::Device d = open_declared();
+		(void)d.attach(params_for(n));
+		r.before = current();
+		for (unsigned i = 0; i < conns; i++)
+			r.errors += conn_create_to(d, n, static_cast<std::uint8_t>(i + 1)) != 0;
+		r.after = current();
+		return r;
+	});
+	ASSERT_TRUE(out.ok()) << how(out);
+	EXPECT_EQ(out.report->errors, 0);
+	// At least 8 bytes per work request of each connection's send queue:
+	// a context per send slot.
+	const std::uint64_t at_least = std::uint64_t{conns} * *q_depth * 8;
+	EXPECT_GE(out.report->after - out.report->before, at_least)
+		<< conns << " connections: memory.current " << out.report->before
+		<< " -> " << out.report->after;
+	note(std::to_string(conns) + " connections charged " +
+	     std::to_string(out.report->after - out.report->before) +
+	     " bytes to the creator's memory cgroup");
+}
+
+// Until uid's jobs, connections and QPs (/sys/kernel/debug/rv/users) are
+// gone: those of processes that exited go from a kworker soon after.
+void settle_uid(uid_t uid)
+{
+	const std::string mine = "uid=" + std::to_string(uid) + " ";
+	const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+	std::string users;
+	do {
+		users = read_file("/sys/kernel/debug/rv/users");
+		if (users.find(mine) == std::string::npos)
+			return;
+		std::this_thread::sleep_for(milliseconds(100));
+	} while (std::chrono::steady_clock::now() < deadline);
+	ADD_FAILURE() << "uid " << uid << " still holds, after 30 s: " << users;
+}
+
+struct LimitReport {
+	int first = -1;
+	int second = -1;
+};
+
+TEST(Tenant, PerUserLimitsOnJobsConnectionsAndQps)
+{
+	RV_ROOT_OR_SKIP();
+	RV_NODE_OR_SKIP(n, 0);
+	const unsigned qps = effective_num_conn(0);
+
+	{
+		ParamGuard g("max_jobs_per_user", 1);
+		auto as_nobody = [&] {
+			become_nobody();
+			LimitReport r;
+			rv::Device a = open_declared();
+			(void)a.attach(params_for(n));
+			r.first = 0;
+			r.second = attach_errno(params_for(n));	// another key
+			return r;
+		};
+		settle_uid(nobody);
+		const auto out = run_in_child<LimitReport>(as_nobody);
+		ASSERT_TRUE(out.ok()) << how(out);
+		EXPECT_EQ(out.report->second, EDQUOT) << "a second job";
+		// Root has CAP_SYS_RESOURCE; the job of the first child is gone.
+		rv::Device a = open_declared();
+		(void)a.attach(params_for(n));
+		EXPECT_EQ(attach_errno(params_for(n)), 0) << "root's second job";
+	}
+	auto conns = [&] {
+		settle_uid(nobody);
+		return run_in_child<LimitReport>([&] {
+			become_nobody();
+			LimitReport r;
+			rv::Device d = open_declared();
+			(void)d.attach(params_for(n));
+			r.first = conn_create_to(d, n, 1);
+			r.second = conn_create_to(d, n, 2);
+			return r;
+		});
+	};
+	{
+		ParamGuard g("max_conns_per_user", 1);
+		const auto out = conns();
+		ASSERT_TRUE(out.ok()) << how(out);
+		EXPECT_EQ(out.report->first, 0);
+		EXPECT_EQ(out.report->second, EDQUOT) << "a second connection";
+	}
+	{
+		ParamGuard g("max_qps_per_user", qps + 1);
+		const auto out = conns();
+		ASSERT_TRUE(out.ok()) << how(out);
+		EXPECT_EQ(out.report->first, 0);
+		EXPECT_EQ(out.report->second, EDQUOT) << "QPs of a second connection";
+	}
+	{
+		ParamGuard g("max_conns_per_user", 0);	// no limit
+		const auto out = conns();
+		ASSERT_TRUE(out.ok()) << how(out);
+		EXPECT_EQ(out.report->first, 0);
+		EXPECT_EQ(out.report->second, 0);
+	}
 }

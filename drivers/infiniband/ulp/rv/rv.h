@@ -58,6 +58,12 @@
  *   9. rv_mr_cache.lock    - spinlock (irqsave): one process's MR cache
  *  10. rv_ring.lock        - spinlock (irqsave): the producer side of one
  *                            event ring and its event counters
+ *  11. rv_owners_lock      - spinlock: the per-uid counters of the
+ *                            per-user limits (rv_account.c); a leaf
+ *
+ * The rdma cgroup's own mutex is taken by rv's charges (rv_account.c)
+ * under 2, 4 and 5, and by their return under 5 and in teardown; it is
+ * never held around rv's code.
  *
  * Completion handlers (softirq or a kworker, as cq_poll says) take only
  * 8, 9 and 10, and the receive side reads rv_job_dev.users under RCU: a
@@ -78,6 +84,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rv_user_ioctls.h>
 
+#include "rv_account.h"
 #include "rv_mr_cache.h"
 #include "rv_reg.h"
 
@@ -116,6 +123,9 @@ struct rv_params {
 	u64 user_service_id_min;		/* any uid may listen on these */
 	u64 user_service_id_max;
 	unsigned int min_hb_interval;		/* ms */
+	unsigned int max_jobs_per_user;		/* 0: no limit */
+	unsigned int max_conns_per_user;
+	unsigned int max_qps_per_user;
 	unsigned int max_reconnect_timeout;	/* s */
 	enum ib_poll_context cq_poll;		/* where completions run */
 };
@@ -159,6 +169,8 @@ struct rv_job_dev {
 	/* The device's name at attach: once dead, ib_dev may be freed. */
 	char dev_name[RV_MAX_DEV_NAME_LEN];
 	kuid_t uid;
+	struct rv_owner *owner;		/* uid's counters; reference held */
+	struct rv_rdmacg rdmacg;	/* PD, registration QP and CQ */
 	struct net *net;		/* the first attach's; reference held */
 	struct rv_job_key key;
 	struct rv_job_params params;
@@ -189,7 +201,7 @@ static inline bool rv_job_dead(const struct rv_job_dev *jdev)
  */
 struct rv_ring {
 	spinlock_t lock;		/* producer side */
-	void *buf;			/* vmalloc_user, header then entries */
+	void *buf;			/* vmalloc, header then entries */
 	size_t len;			/* bytes userspace maps */
 	u32 num;			/* entries */
 	u32 stride;			/* bytes per entry: 64 or 65 */
@@ -203,6 +215,7 @@ struct rv_user {
 	struct kref kref;
 	struct work_struct free_work;	/* the last put frees from rv_wq */
 	struct rv_job_dev *jdev;	/* reference held */
+	struct rv_rdmacg rdmacg;	/* its rdma cgroup handle */
 	u32 rv_index;
 	pid_t tgid;			/* the attaching process */
 	struct mm_struct *mm;		/* its mm, mmgrab()ed */

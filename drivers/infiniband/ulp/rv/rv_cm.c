@@ -68,6 +68,7 @@ void rv_cm_unlisten(struct rv_job_dev *jdev)
 {
 	if (jdev->listen_id)
 		ib_destroy_cm_id(jdev->listen_id);
+	jdev->listen_id = NULL;
 }
 
 /* On the first CONN_CONNECT of @conn. */

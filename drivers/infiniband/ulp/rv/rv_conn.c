@@ -31,7 +31,11 @@ static void rv_conn_destroy(struct work_struct *work)
 
 	mutex_lock(&jdev->conn_mutex);
 	list_del(&conn->list);
+	/* Returned already if the device went (rv_conns_kill()). */
+	rv_rdmacg_uncharge(&conn->rdmacg, jdev->dev->ib_dev);
 	mutex_unlock(&jdev->conn_mutex);
+	rv_owner_uncharge(jdev->owner, RV_OWNER_QPS, conn->num_conn);
+	rv_owner_uncharge(jdev->owner, RV_OWNER_CONNS, 1);
 	xa_erase(&rv_conn_ids, conn->id);
 	if (conn->sgid_attr)
 		rdma_put_gid_attr(conn->sgid_attr);
@@ -171,9 +175,22 @@ static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
 	struct rv_conn *conn;
 	int i, ret;
 
-	conn = kzalloc(struct_size(conn, sconn, n), GFP_KERNEL);
-	if (!conn)
-		return ERR_PTR(-ENOMEM);
+	ret = rv_owner_charge(jdev->owner, RV_OWNER_CONNS, 1);
+	if (ret)
+		return ERR_PTR(ret);
+	ret = rv_owner_charge(jdev->owner, RV_OWNER_QPS, n);
+	if (ret)
+		goto err_conns;
+	conn = kzalloc(struct_size(conn, sconn, n), GFP_KERNEL_ACCOUNT);
+	if (!conn) {
+		ret = -ENOMEM;
+		goto err_qps;
+	}
+	/* Each QP and its CQ, created now or when it connects. */
+	ret = rv_rdmacg_charge(&conn->rdmacg, jdev->dev->ib_dev,
+			       RDMACG_RESOURCE_HCA_OBJECT, 2 * n);
+	if (ret)
+		goto err_free;
 	kref_init(&conn->kref);
 	conn->jdev = jdev;
 	conn->num_conn = n;
@@ -202,7 +219,13 @@ static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
 err:
 	while (i-- > 0)
 		rv_sconn_uninit(&conn->sconn[i]);
+	rv_rdmacg_uncharge(&conn->rdmacg, jdev->dev->ib_dev);
+err_free:
 	kfree(conn);
+err_qps:
+	rv_owner_uncharge(jdev->owner, RV_OWNER_QPS, n);
+err_conns:
+	rv_owner_uncharge(jdev->owner, RV_OWNER_CONNS, 1);
 	return ERR_PTR(ret);
 }
 
@@ -277,7 +300,8 @@ long rv_ioctl_conn_create(const struct rv_ioctl_ctx *ctx)
 		kref_get(&jdev->kref);
 		list_add_tail(&conn->list, &jdev->conns);
 	}
-	ret = xa_alloc(&user->conns, &handle, conn, xa_limit_32b, GFP_KERNEL);
+	ret = xa_alloc(&user->conns, &handle, conn, xa_limit_32b,
+		       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto out_put;
 	mutex_unlock(&jdev->conn_mutex);
@@ -333,6 +357,7 @@ void rv_conns_kill(struct rv_job_dev *jdev)
 		if (conn->sgid_attr)
 			rdma_put_gid_attr(conn->sgid_attr);
 		conn->sgid_attr = NULL;
+		rv_rdmacg_uncharge(&conn->rdmacg, jdev->dev->ib_dev);
 		mutex_unlock(&jdev->conn_mutex);
 		rv_conn_put(conn);
 	} while (found);

@@ -43,6 +43,9 @@ struct rv_conn {
 	struct ib_user_path_rec upath;
 	const struct ib_gid_attr *sgid_attr;	/* held once have_path */
 
+	/* Its QPs and CQs (conn_mutex): the creating process's cgroup. */
+	struct rv_rdmacg rdmacg;
+
 	atomic_t rr;			/* round robin of the data path */
 	struct work_struct destroy_work;
 	u8 num_conn;

@@ -201,6 +201,14 @@ static int rv_procs_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(rv_procs);
 
+/* What each uid holds against the per-user limits (rv_account.c). */
+static int rv_users_show(struct seq_file *m, void *unused)
+{
+	rv_owners_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rv_users);
+
 void rv_debugfs_init(void)
 {
 	rv_debugfs_root = debugfs_create_dir(RV_DRV_NAME, NULL);
@@ -212,6 +220,8 @@ void rv_debugfs_init(void)
 			    &rv_conns_fops);
 	debugfs_create_file("procs", 0400, rv_debugfs_root, NULL,
 			    &rv_procs_fops);
+	debugfs_create_file("users", 0400, rv_debugfs_root, NULL,
+			    &rv_users_fops);
 	rv_reg_debugfs_init(rv_debugfs_root);
 }
 

@@ -42,9 +42,10 @@ static void rv_job_release(struct kref *kref)
 	WARN_ON(!list_empty(&jdev->conns));
 	xa_destroy(&jdev->users);
 	mutex_destroy(&jdev->conn_mutex);
-	rv_reg_qp_destroy(jdev);
 	if (jdev->pd)
-		ib_dealloc_pd(jdev->pd);
+		rv_job_free_verbs(jdev);
+	rv_owner_uncharge(jdev->owner, RV_OWNER_JOBS, 1);
+	rv_owner_put(jdev->owner);
 	put_net(jdev->net);
 	atomic_dec(&jdev->dev->jobs);
 	rv_device_put(jdev->dev);
@@ -132,16 +133,28 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 		return jdev;
 	}
 
-	jdev = kzalloc(sizeof(*jdev), GFP_KERNEL);
+	jdev = kzalloc(sizeof(*jdev), GFP_KERNEL_ACCOUNT);
 	if (!jdev) {
 		jdev = ERR_PTR(-ENOMEM);
 		goto out_put_dev;
 	}
+	jdev->owner = rv_owner_get(uid);
+	if (!jdev->owner) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = rv_owner_charge(jdev->owner, RV_OWNER_JOBS, 1);
+	if (ret)
+		goto err_owner;
+	/* The PD, the registration QP and its CQ. */
+	ret = rv_rdmacg_charge(&jdev->rdmacg, dev->ib_dev,
+			       RDMACG_RESOURCE_HCA_OBJECT, 3);
+	if (ret)
+		goto err_uncharge;
 	pd = ib_alloc_pd(dev->ib_dev, 0);
 	if (IS_ERR(pd)) {
-		kfree(jdev);
-		jdev = ERR_CAST(pd);
-		goto out_put_dev;
+		ret = PTR_ERR(pd);
+		goto err_rdmacg;
 	}
 	kref_init(&jdev->kref);
 	jdev->id = ++rv_next_job_id;
@@ -178,6 +191,13 @@ err_pd:
 	mutex_destroy(&jdev->conn_mutex);
 	put_net(jdev->net);
 	ib_dealloc_pd(pd);
+err_rdmacg:
+	rv_rdmacg_uncharge(&jdev->rdmacg, dev->ib_dev);
+err_uncharge:
+	rv_owner_uncharge(jdev->owner, RV_OWNER_JOBS, 1);
+err_owner:
+	rv_owner_put(jdev->owner);
+err_free:
 	kfree(jdev);
 	jdev = ERR_PTR(ret);
 out_put_dev:
@@ -202,14 +222,18 @@ void rv_job_mark_dead(struct rv_job_dev *jdev)
 	synchronize_srcu(&rv_dev_srcu);
 }
 
-/* Last of a dead job's device: its listener, registration QP and PD. */
+/*
+ * The job's own verbs objects: its listener, registration QP and PD, and
+ * their rdma cgroup charges. At the job's release, or when its device
+ * goes (the job is dead then).
+ */
 void rv_job_free_verbs(struct rv_job_dev *jdev)
 {
 	rv_cm_unlisten(jdev);
-	jdev->listen_id = NULL;
 	rv_reg_qp_destroy(jdev);
 	ib_dealloc_pd(jdev->pd);
 	jdev->pd = NULL;
+	rv_rdmacg_uncharge(&jdev->rdmacg, jdev->dev->ib_dev);
 }
 
 /*

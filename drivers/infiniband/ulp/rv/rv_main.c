@@ -48,6 +48,7 @@ static void rv_job_kill(struct rv_job_dev *jdev)
 		if (!kref_get_unless_zero(&user->kref))
 			continue;
 		rv_mr_user_flush(user);
+		rv_rdmacg_uncharge(&user->rdmacg, jdev->dev->ib_dev);
 		rv_user_put(user);
 	}
 	rv_job_free_verbs(jdev);

@@ -372,7 +372,7 @@ static struct rv_mr_entry *rv_mr_new(struct rv_mr_cache *cache, u64 addr,
 	/* Reserve the handle now: storing it later under the lock cannot fail. */
 	ret = xa_alloc_cyclic_irq(&cache->handles, &handle, NULL,
 				  XA_LIMIT(1, U32_MAX), &cache->next_handle,
-				  GFP_KERNEL);
+				  GFP_KERNEL_ACCOUNT);
 	if (ret < 0) {
 		cache->ops->free(cache, e);
 		return ERR_PTR(ret);

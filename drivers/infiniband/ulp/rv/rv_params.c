@@ -2,7 +2,9 @@
 /*
  * Module parameters. Each is checked when the module loads: a value out
  * of range makes the load fail with a message naming the parameter and
- * its range; nothing is clamped. They are read-only afterwards.
+ * its range; nothing is clamped. They are read-only afterwards, but for
+ * the per-user limits, which an admin may change while jobs run (a
+ * change applies to what is created after it).
  */
 #include <linux/capability.h>
 #include <linux/kernel.h>
@@ -27,6 +29,9 @@
 #define RV_MIN_HB_INTERVAL_MAX		60000
 #define RV_MAX_RECONNECT_TIMEOUT_DEF	300
 #define RV_MAX_RECONNECT_TIMEOUT_MAX	3600
+#define RV_MAX_JOBS_PER_USER_DEF	1024
+#define RV_MAX_CONNS_PER_USER_DEF	16384
+#define RV_MAX_QPS_PER_USER_DEF		65536
 
 #define RV_PARM_DESC(name, unit, min, max, def, what) \
 	MODULE_PARM_DESC(name, what " (" unit ", " __stringify(min) ".." \
@@ -42,6 +47,9 @@ struct rv_params rv_params = {
 	.user_service_id_max = 0x10001255ffffffffULL,
 	.min_hb_interval = RV_MIN_HB_INTERVAL_DEF,
 	.max_reconnect_timeout = RV_MAX_RECONNECT_TIMEOUT_DEF,
+	.max_jobs_per_user = RV_MAX_JOBS_PER_USER_DEF,
+	.max_conns_per_user = RV_MAX_CONNS_PER_USER_DEF,
+	.max_qps_per_user = RV_MAX_QPS_PER_USER_DEF,
 	.cq_poll = IB_POLL_WORKQUEUE,
 };
 
@@ -61,7 +69,7 @@ static int rv_param_set_uint(const char *buf, const struct kernel_param *kp)
 		       kp->name, buf, r->min, r->max);
 		return -EINVAL;
 	}
-	*r->val = v;
+	WRITE_ONCE(*r->val, v);
 	return 0;
 }
 
@@ -84,6 +92,9 @@ enum {
 	RV_P_MR_CACHE_SIZE_GPU,
 	RV_P_MIN_HB_INTERVAL,
 	RV_P_MAX_RECONNECT_TIMEOUT,
+	RV_P_MAX_JOBS_PER_USER,
+	RV_P_MAX_CONNS_PER_USER,
+	RV_P_MAX_QPS_PER_USER,
 };
 
 static struct rv_uint_range rv_ranges[] = {
@@ -100,6 +111,12 @@ static struct rv_uint_range rv_ranges[] = {
 				   RV_MIN_HB_INTERVAL_MAX },
 	[RV_P_MAX_RECONNECT_TIMEOUT] = { &rv_params.max_reconnect_timeout, 0,
 					 RV_MAX_RECONNECT_TIMEOUT_MAX },
+	[RV_P_MAX_JOBS_PER_USER] = { &rv_params.max_jobs_per_user, 0,
+				     UINT_MAX },
+	[RV_P_MAX_CONNS_PER_USER] = { &rv_params.max_conns_per_user, 0,
+				      UINT_MAX },
+	[RV_P_MAX_QPS_PER_USER] = { &rv_params.max_qps_per_user, 0,
+				    UINT_MAX },
 };
 
 module_param_cb(num_conn, &rv_uint_range_ops, &rv_ranges[RV_P_NUM_CONN], 0444);
@@ -128,6 +145,22 @@ module_param_cb(max_reconnect_timeout, &rv_uint_range_ops,
 RV_PARM_DESC(max_reconnect_timeout, "s", 0, RV_MAX_RECONNECT_TIMEOUT_MAX,
 	     RV_MAX_RECONNECT_TIMEOUT_DEF,
 	     "longest reconnect window a job may use; longer requests are cut to it and ATTACH reports the value in use");
+/* Writable: an admin may tighten or relax them while jobs run. */
+module_param_cb(max_jobs_per_user, &rv_uint_range_ops,
+		&rv_ranges[RV_P_MAX_JOBS_PER_USER], 0644);
+MODULE_PARM_DESC(max_jobs_per_user,
+		 "job-devices one uid may hold on the node; beyond it ATTACH fails with EDQUOT unless the caller has CAP_SYS_RESOURCE (jobs, 0 for no limit, default "
+		 __stringify(RV_MAX_JOBS_PER_USER_DEF) ")");
+module_param_cb(max_conns_per_user, &rv_uint_range_ops,
+		&rv_ranges[RV_P_MAX_CONNS_PER_USER], 0644);
+MODULE_PARM_DESC(max_conns_per_user,
+		 "shared connections one uid's jobs may hold; beyond it CONN_CREATE fails with EDQUOT unless the caller has CAP_SYS_RESOURCE (connections, 0 for no limit, default "
+		 __stringify(RV_MAX_CONNS_PER_USER_DEF) ")");
+module_param_cb(max_qps_per_user, &rv_uint_range_ops,
+		&rv_ranges[RV_P_MAX_QPS_PER_USER], 0644);
+MODULE_PARM_DESC(max_qps_per_user,
+		 "RC QPs of the connections one uid's jobs may hold (num_conn per connection); beyond it CONN_CREATE fails with EDQUOT unless the caller has CAP_SYS_RESOURCE (QPs, 0 for no limit, default "
+		 __stringify(RV_MAX_QPS_PER_USER_DEF) ")");
 
 static bool rv_service_id_is_ip_cm(u64 v)
 {

@@ -339,7 +339,10 @@ out:
 /* Undo rv_reg_user(): deregister the MR, then unpin. */
 void rv_reg_user_put(struct rv_reg_mr *r)
 {
+	struct ib_device *ibdev = r->mr->device;
+
 	ib_dereg_mr(r->mr);
+	rv_rdmacg_uncharge(&r->rdmacg, ibdev);
 	ib_umem_release(r->umem);
 	r->mr = NULL;
 	r->umem = NULL;
@@ -353,10 +356,11 @@ void rv_reg_user_put(struct rv_reg_mr *r)
  * @access: IB_ACCESS_* of the MR
  * @r: the pinned pages and the MR, on success
  *
- * Return: 0, or: an error of pinning (%EFAULT for memory not
- * mapped or not writable, %ENOMEM past RLIMIT_MEMLOCK); an error of
- * ib_alloc_mr() (%ENOMEM); %EIO if the device could not register the
- * pages (ib_map_mr_sg(), the post or its completion failed).
+ * Return: 0, or: %EAGAIN past the rdma cgroup's objects; an error of
+ * pinning (%EFAULT for memory not mapped or not writable, %ENOMEM past
+ * RLIMIT_MEMLOCK); an error of ib_alloc_mr() (%ENOMEM); %EIO if the
+ * device could not register the pages (ib_map_mr_sg(), the post or its
+ * completion failed).
  */
 int rv_reg_user(struct rv_job_dev *jdev, u64 addr, u64 len, int access,
 		struct rv_reg_mr *r)
@@ -366,9 +370,15 @@ int rv_reg_user(struct rv_job_dev *jdev, u64 addr, u64 len, int access,
 	struct sg_table *sgt;
 	int n, ret;
 
+	ret = rv_rdmacg_charge(&r->rdmacg, ibdev, RDMACG_RESOURCE_HCA_OBJECT,
+			       1);
+	if (ret)
+		return ret;
 	r->umem = rv_umem_get_va(ibdev, addr, len, access);
-	if (IS_ERR(r->umem))
+	if (IS_ERR(r->umem)) {
+		rv_rdmacg_uncharge(&r->rdmacg, ibdev);
 		return PTR_ERR(r->umem);
+	}
 	if (rv_reg_should_fail(rv_fail_reg_alloc_mr))
 		r->mr = ERR_PTR(-ENOMEM);
 	else
@@ -398,6 +408,7 @@ err_mr:
 err_umem:
 	ib_umem_release(r->umem);
 	r->umem = NULL;
+	rv_rdmacg_uncharge(&r->rdmacg, ibdev);
 	return ret;
 }
 

@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 
+#include "rv_account.h"
+
 struct rv_job_dev;
 struct dentry;
 
@@ -30,6 +32,7 @@ struct rv_reg_qp {
 struct rv_reg_mr {
 	struct ib_umem *umem;
 	struct ib_mr *mr;
+	struct rv_rdmacg rdmacg;	/* the MR, an rdma cgroup object */
 };
 
 int rv_reg_check_port(struct ib_device *ibdev, u32 port);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The event ring: a header and cq_entries entries in vmalloc_user memory
+ * The event ring: a header and cq_entries entries in vmalloc memory
  * that the attached process maps once with mmap at offset 0.
  *
  * The kernel is the only producer. It keeps its own tail and never trusts
@@ -58,7 +58,9 @@ int rv_ring_init(struct rv_ring *ring, u32 num, u32 abi_version)
 		return 0;
 	ring->stride = rv_event_stride(abi_version);
 	ring->len = sizeof(struct rv_ring_header) + (size_t)num * ring->stride;
-	ring->buf = vmalloc_user(PAGE_ALIGN(ring->len));
+	/* Zeroed whole pages, all of which the process maps: charged to it. */
+	ring->buf = __vmalloc(PAGE_ALIGN(ring->len),
+			      GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!ring->buf)
 		return -ENOMEM;
 	return 0;
@@ -77,7 +79,8 @@ void rv_ring_free(struct rv_ring *ring)
  */
 int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma)
 {
-	int ret;
+	unsigned long off;
+	int ret = 0;
 
 	if (!ring->num || vma->vm_pgoff ||
 	    vma_pages(vma) != PAGE_ALIGN(ring->len) >> PAGE_SHIFT ||
@@ -86,7 +89,10 @@ int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma)
 	if (test_and_set_bit(0, &ring->mapped))
 		return -EINVAL;
 	rv_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
-	ret = remap_vmalloc_range(vma, ring->buf, 0);
+	/* What remap_vmalloc_range() does, which wants VM_USERMAP memory. */
+	for (off = 0; off < PAGE_ALIGN(ring->len) && !ret; off += PAGE_SIZE)
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(ring->buf + off));
 	if (ret)	/* e.g. no memory for page tables: may be tried again */
 		clear_bit(0, &ring->mapped);
 	return ret;

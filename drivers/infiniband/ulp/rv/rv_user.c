@@ -149,6 +149,8 @@ static void rv_user_free(struct work_struct *work)
 	/* Receive completions look users up under RCU. */
 	synchronize_rcu();
 	rv_mr_user_exit(user);
+	/* Returned already if the device went (rv_job_kill()). */
+	rv_rdmacg_uncharge(&user->rdmacg, user->jdev->dev->ib_dev);
 	rv_ring_free(&user->ring);
 	rv_job_put(user->jdev);
 	mmdrop(user->mm);
@@ -221,9 +223,14 @@ static struct rv_user *rv_user_create(struct rv_job_dev *jdev,
 	u32 index;
 	int ret;
 
-	user = kzalloc(sizeof(*user), GFP_KERNEL);
+	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
 	if (!user)
 		return ERR_PTR(-ENOMEM);
+	/* As a uverbs context: a handle of the device. */
+	ret = rv_rdmacg_charge(&user->rdmacg, jdev->dev->ib_dev,
+			       RDMACG_RESOURCE_HCA_HANDLE, 1);
+	if (ret)
+		goto err_free;
 	kref_init(&user->kref);
 	INIT_WORK(&user->free_work, rv_user_free);
 	xa_init_flags(&user->conns, XA_FLAGS_ALLOC1);
@@ -260,6 +267,7 @@ err_ring:
 err_erase:
 	xa_erase(&jdev->users, index);
 err_free:
+	rv_rdmacg_uncharge(&user->rdmacg, jdev->dev->ib_dev);
 	kfree(user);
 	return ERR_PTR(ret);
 }
@@ -270,6 +278,7 @@ static void rv_user_destroy(struct rv_user *user)
 	rv_mr_user_exit(user);
 	rv_ring_free(&user->ring);
 	xa_erase(&user->jdev->users, user->rv_index);
+	rv_rdmacg_uncharge(&user->rdmacg, user->jdev->dev->ib_dev);
 	kfree(user);
 }
 
