@@ -129,12 +129,12 @@ module_param_cb(mr_cache_size, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MR_CACHE_SIZE], 0444);
 RV_PARM_DESC(mr_cache_size, "MB", RV_MR_CACHE_SIZE_MIN, RV_MR_CACHE_SIZE_MAX,
 	     RV_MR_CACHE_SIZE_DEF,
-	     "MR cache per process, when ATTACH passes 0");
+	     "MR cache per process, when ATTACH passes 0, and the most it may ask for");
 module_param_cb(mr_cache_size_gpu, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MR_CACHE_SIZE_GPU], 0444);
 RV_PARM_DESC(mr_cache_size_gpu, "MB", RV_MR_CACHE_SIZE_MIN,
 	     RV_MR_CACHE_SIZE_MAX, RV_MR_CACHE_SIZE_GPU_DEF,
-	     "MR cache per process that attaches with RV_RDMA_MODE_UPSIZE_CPU");
+	     "MR cache per process that attaches with RV_RDMA_MODE_UPSIZE_CPU, and the most it may ask for");
 module_param_cb(min_hb_interval, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MIN_HB_INTERVAL], 0444);
 RV_PARM_DESC(min_hb_interval, "ms", 0, RV_MIN_HB_INTERVAL_MAX,
@@ -148,19 +148,17 @@ RV_PARM_DESC(max_reconnect_timeout, "s", 0, RV_MAX_RECONNECT_TIMEOUT_MAX,
 /* Writable: an admin may tighten or relax them while jobs run. */
 module_param_cb(max_jobs_per_user, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MAX_JOBS_PER_USER], 0644);
-MODULE_PARM_DESC(max_jobs_per_user,
-		 "job-devices one uid may hold on the node; beyond it ATTACH fails with EDQUOT unless the caller has CAP_SYS_RESOURCE (jobs, 0 for no limit, default "
-		 __stringify(RV_MAX_JOBS_PER_USER_DEF) ")");
+RV_PARM_DESC(max_jobs_per_user, "jobs", 0, 4294967295, RV_MAX_JOBS_PER_USER_DEF,
+	     "job-devices one uid may hold on the node, 0 for no limit; beyond it ATTACH fails with EDQUOT unless the caller has CAP_SYS_RESOURCE");
 module_param_cb(max_conns_per_user, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MAX_CONNS_PER_USER], 0644);
-MODULE_PARM_DESC(max_conns_per_user,
-		 "shared connections one uid's jobs may hold; beyond it CONN_CREATE fails with EDQUOT unless the caller has CAP_SYS_RESOURCE (connections, 0 for no limit, default "
-		 __stringify(RV_MAX_CONNS_PER_USER_DEF) ")");
+RV_PARM_DESC(max_conns_per_user, "connections", 0, 4294967295,
+	     RV_MAX_CONNS_PER_USER_DEF,
+	     "shared connections one uid's jobs may hold, 0 for no limit; beyond it CONN_CREATE fails with EDQUOT unless the caller has CAP_SYS_RESOURCE");
 module_param_cb(max_qps_per_user, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MAX_QPS_PER_USER], 0644);
-MODULE_PARM_DESC(max_qps_per_user,
-		 "RC QPs of the connections one uid's jobs may hold (num_conn per connection); beyond it CONN_CREATE fails with EDQUOT unless the caller has CAP_SYS_RESOURCE (QPs, 0 for no limit, default "
-		 __stringify(RV_MAX_QPS_PER_USER_DEF) ")");
+RV_PARM_DESC(max_qps_per_user, "QPs", 0, 4294967295, RV_MAX_QPS_PER_USER_DEF,
+	     "RC QPs of the connections one uid's jobs may hold (num_conn each), 0 for no limit; beyond it CONN_CREATE fails with EDQUOT unless the caller has CAP_SYS_RESOURCE");
 
 static bool rv_service_id_is_ip_cm(u64 v)
 {
@@ -213,15 +211,15 @@ static const struct kernel_param_ops rv_service_id_ops = {
 
 module_param_cb(service_id, &rv_service_id_ops, &rv_params.service_id, 0444);
 MODULE_PARM_DESC(service_id,
-		 "IB CM service id, when ATTACH passes 0; any uid may use it (64-bit, non-zero, default 0x1000125500000001)");
+		 "IB CM service id, when ATTACH passes 0; any uid may use it (64-bit, non-zero, outside the RDMA CM's, default 0x1000125500000001)");
 module_param_cb(user_service_id_min, &rv_service_id_ops,
 		&rv_params.user_service_id_min, 0444);
 MODULE_PARM_DESC(user_service_id_min,
-		 "lowest IB CM service id any uid may attach with; others need CAP_NET_BIND_SERVICE (default 0x1000125500000000)");
+		 "lowest IB CM service id any uid may attach with; others need CAP_NET_BIND_SERVICE (64-bit, non-zero, outside the RDMA CM's, default 0x1000125500000000)");
 module_param_cb(user_service_id_max, &rv_service_id_ops,
 		&rv_params.user_service_id_max, 0444);
 MODULE_PARM_DESC(user_service_id_max,
-		 "highest IB CM service id any uid may attach with (default 0x10001255ffffffff)");
+		 "highest IB CM service id any uid may attach with (64-bit, non-zero, outside the RDMA CM's, default 0x10001255ffffffff)");
 
 /*
  * Where the CQs' completions are handled (ib_alloc_cq's poll context): a
