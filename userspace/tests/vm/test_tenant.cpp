@@ -16,6 +16,7 @@
 //   - The memory cgroup: what rv allocates for a connection is charged
 //     to the process that created it.
 //   - Per-user limits on jobs, connections and QPs (module parameters).
+//   - mprotect: no remote write into memory made read-only.
 // (A REQ from another uid's job: Security.OtherUidCannotConnectToTheJob.)
 #include <gtest/gtest.h>
 
@@ -33,6 +34,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -691,4 +693,46 @@ TEST(Tenant, PerUserLimitsOnJobsConnectionsAndQps)
 		EXPECT_EQ(out.report->first, 0);
 		EXPECT_EQ(out.report->second, 0);
 	}
+}
+
+namespace {
+
+struct MprotectReport {
+	int cached_before = -1;	// the cached MR's REG_MEM again: a hit
+	int after = -1;		// the same after mprotect(PROT_READ)
+	std::uint32_t removed = 0;
+};
+
+} // namespace
+
+// Issue 22's fix, as an unprivileged user: once the memory is read-only,
+// a cached MR that allows remote writes is dropped, and REG_MEM asking
+// for remote writes fails as a first registration would.
+TEST(Tenant, NoRemoteWriteIntoMemoryMadeReadOnly)
+{
+	RV_ROOT_OR_SKIP();
+	RV_NODE_OR_SKIP(n, 0);
+
+	const auto out = run_in_child<MprotectReport>([&] {
+		become_nobody();
+		MprotectReport r;
+		rv::Device d = open_declared();
+		(void)d.attach(params_for(n));
+		const rv::Mapping m = rv::Mapping::anonymous(256 * KiB);
+		{
+			rv::MemoryRegion mr = d.reg_mem(m.data(), m.size(),
+							rv::access::psm3_recv);
+		}
+		r.cached_before = reg_errno(d, m);
+		const auto before = d.cache_stats();
+		if (::mprotect(m.data(), m.size(), PROT_READ) < 0)
+			rv::throw_errno("mprotect");
+		r.after = reg_errno(d, m);
+		r.removed = static_cast<std::uint32_t>(d.cache_stats().remove - before.remove);
+		return r;
+	});
+	ASSERT_TRUE(out.ok()) << how(out);
+	EXPECT_EQ(out.report->cached_before, 0);
+	EXPECT_EQ(out.report->after, EFAULT);
+	EXPECT_EQ(out.report->removed, 1u) << "the cached MR";
 }

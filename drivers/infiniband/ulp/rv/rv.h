@@ -111,7 +111,10 @@ struct rv_conn;
 #define RV_IP_CM_SERVICE_ID_MIN 0x0000000001000000ULL
 #define RV_IP_CM_SERVICE_ID_MAX 0x0000000001ffffffULL
 
-int rv_service_id_check(u64 service_id);
+static inline bool rv_service_id_is_ip_cm(u64 v)
+{
+	return v >= RV_IP_CM_SERVICE_ID_MIN && v <= RV_IP_CM_SERVICE_ID_MAX;
+}
 
 /* Module parameters, validated at load (rv_params.c). */
 struct rv_params {

@@ -28,6 +28,7 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 #if IS_ENABLED(CONFIG_KUNIT)
 int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
 		    struct rv_attach_req *req);
+int rv_service_id_check(u64 service_id);
 #endif
 
 #endif /* RV_JOB_H */

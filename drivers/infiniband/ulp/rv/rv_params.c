@@ -6,7 +6,6 @@
  * the per-user limits, which an admin may change while jobs run (a
  * change applies to what is created after it).
  */
-#include <linux/capability.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
 #include <linux/stringify.h>
@@ -159,29 +158,6 @@ module_param_cb(max_qps_per_user, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MAX_QPS_PER_USER], 0644);
 RV_PARM_DESC(max_qps_per_user, "QPs", 0, 4294967295, RV_MAX_QPS_PER_USER_DEF,
 	     "RC QPs of the connections one uid's jobs may hold (num_conn each), 0 for no limit; beyond it CONN_CREATE fails with EDQUOT unless the caller has CAP_SYS_RESOURCE");
-
-static bool rv_service_id_is_ip_cm(u64 v)
-{
-	return v >= RV_IP_CM_SERVICE_ID_MIN && v <= RV_IP_CM_SERVICE_ID_MAX;
-}
-
-/*
- * May the caller listen on @service_id? Any uid may use the default and
- * the user range; ids in the RDMA CM's port spaces are refused to all
- * (EADDRNOTAVAIL), others need CAP_NET_BIND_SERVICE in the initial user
- * namespace (EACCES): the IB CM's ids are global to the node, not to a
- * namespace.
- */
-int rv_service_id_check(u64 service_id)
-{
-	if (rv_service_id_is_ip_cm(service_id))
-		return -EADDRNOTAVAIL;
-	if (service_id == rv_params.service_id ||
-	    (service_id >= rv_params.user_service_id_min &&
-	     service_id <= rv_params.user_service_id_max))
-		return 0;
-	return capable(CAP_NET_BIND_SERVICE) ? 0 : -EACCES;
-}
 
 /* A 64-bit service id parameter; kp->arg points at it. */
 static int rv_param_set_service_id(const char *buf,

@@ -8,6 +8,7 @@
  * until its file is released and the last write it posted completed.
  */
 #include <kunit/visibility.h>
+#include <linux/capability.h>
 #include <linux/nsproxy.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -76,6 +77,24 @@ VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
 	req->cq_entries = in->cq_entries;
 	req->loc_addr = in->loc_addr;
 	return 0;
+}
+
+/*
+ * May the caller listen on @service_id? Any uid may use the default and
+ * the user range; ids in the RDMA CM's port spaces are refused to all
+ * (EADDRNOTAVAIL), others need CAP_NET_BIND_SERVICE in the initial user
+ * namespace (EACCES): the IB CM's ids are global to the node, not to a
+ * namespace. Visible to the KUnit suite.
+ */
+VISIBLE_IF_KUNIT int rv_service_id_check(u64 service_id)
+{
+	if (rv_service_id_is_ip_cm(service_id))
+		return -EADDRNOTAVAIL;
+	if (service_id == rv_params.service_id ||
+	    (service_id >= rv_params.user_service_id_min &&
+	     service_id <= rv_params.user_service_id_max))
+		return 0;
+	return capable(CAP_NET_BIND_SERVICE) ? 0 : -EACCES;
 }
 
 /*

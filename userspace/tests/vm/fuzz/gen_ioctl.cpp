@@ -239,7 +239,8 @@ void Worker::mutate_attach(Ctx &c, rv_attach_params_in &in)
 		case 14:
 			in.service_id = c.rng.fuzz<std::uint64_t>(
 				{1, 0x0200000000000000ULL, 0x0200000000000001ULL,
-				 0x1000125500000001ULL});
+				 0x1000125500000001ULL,
+				 0x0000000001064853ULL});	// RDMA CM's
 			break;
 		case 15: in.cq_entries = c.rng.fuzz<std::uint32_t>({0, 1, 2, 10000, 10001}); break;
 		case 16: in.q_depth = c.rng.fuzz<std::uint32_t>({0, 1, 15, 16, 65536, 65537}); break;

@@ -215,6 +215,12 @@ Expect expect_attach(const OracleEnv &env, unsigned int cmd,
 	// EBUSY: the file is attached already (any time after the copy).
 	if (int err = attach_parse_errno(in, r5))
 		return fails_with({EBUSY, err}, "rv_attach_parse() refuses it");
+	// rv_service_id_check(): the RDMA CM's service ids are nobody's
+	// (the fuzzer runs as root, which may use any other).
+	if (in.service_id >= 0x0000000001000000ULL &&
+	    in.service_id <= 0x0000000001ffffffULL)
+		return fails_with({EBUSY, EADDRNOTAVAIL},
+				  "a service id of the RDMA CM's port spaces");
 	// A page list of one page holds no range at any offset: EINVAL,
 	// unless a check of the device or port comes first.
 	if (!r5 && in.fr_page_list_len == 1)
@@ -459,11 +465,12 @@ Expect expect_post_write(std::span<const std::byte> bytes, ArgAccess acc)
 	    in.loc_addr + in.length > in.loc_mr_addr + in.loc_mr_length)
 		return attached(fails_with({EIO, EINVAL},
 					   "rv_ioctl_post_write() refuses it"));
-	// EINVAL: no such connection or MR (or stale); EBUSY: no send
-	// credit; EAGAIN: not connected yet or recovering; EIO: failed
-	// for good; EFAULT: the argument cannot be written (checked
-	// before anything is posted).
-	Expect e = attached(may_succeed({EIO, EINVAL, EBUSY, EAGAIN}));
+	// EINVAL: no such connection or MR (or stale); EMSGSIZE: longer
+	// than the port's max_msg_sz (checked once the connection is
+	// found); EBUSY: no send credit; EAGAIN: not connected yet or
+	// recovering; EIO: failed for good; EFAULT: the argument cannot be
+	// written (checked before anything is posted).
+	Expect e = attached(may_succeed({EIO, EINVAL, EMSGSIZE, EBUSY, EAGAIN}));
 	if (!in_user_space(in.loc_mr_addr, in.loc_mr_length) ||
 	    bad_handle(in.loc_mr_handle)) {
 		e.success_ok = false;
