@@ -101,14 +101,16 @@ const char *event_name(std::uint32_t e)
 	return e < ev_count ? names[e] : "?";
 }
 
-void write_file(const std::string &path, const std::string &value)
+// Best effort: a knob the kernel lacks is left alone.
+void write_sysctl(const std::string &path, const std::string &value)
 {
 	std::ofstream f(path);
 	f << value;
 	f.flush();
 }
 
-std::string read_file(const std::string &path)
+// The first line of path; empty if it cannot be read.
+std::string first_line(const std::string &path)
 {
 	std::ifstream f(path);
 	std::string s;
@@ -133,7 +135,7 @@ void apply(std::uint32_t e, std::byte *p, std::uint64_t len)
 		(void)::madvise(p, len, MADV_PAGEOUT);
 		break;
 	case ev_compact:
-		write_file("/proc/sys/vm/compact_memory", "1");
+		write_sysctl("/proc/sys/vm/compact_memory", "1");
 		break;
 	case ev_mprotect:
 		if (::mprotect(p, len, PROT_READ) ||
@@ -421,21 +423,21 @@ public:
 	KhugepagedKnobs()
 	{
 		for (const auto &[file, value] : wanted()) {
-			saved_.emplace_back(file, read_file(file));
-			write_file(file, value);
+			saved_.emplace_back(file, first_line(file));
+			write_sysctl(file, value);
 		}
 	}
 	~KhugepagedKnobs()
 	{
 		for (const auto &[file, value] : saved_)
-			write_file(file, value.substr(0, value.find(' ')));
+			write_sysctl(file, value.substr(0, value.find(' ')));
 	}
 	KhugepagedKnobs(const KhugepagedKnobs &) = delete;
 	KhugepagedKnobs &operator=(const KhugepagedKnobs &) = delete;
 
 	static bool available()
 	{
-		return !read_file(dir + "/enabled").empty();
+		return !first_line(dir + "/enabled").empty();
 	}
 
 private:
@@ -496,7 +498,7 @@ std::uint64_t huge_kb(std::uint64_t addr)
 
 std::uint64_t full_scans()
 {
-	return std::strtoull(read_file("/sys/kernel/mm/transparent_hugepage/khugepaged/full_scans")
+	return std::strtoull(first_line("/sys/kernel/mm/transparent_hugepage/khugepaged/full_scans")
 				     .c_str(),
 			     nullptr, 10);
 }
@@ -562,7 +564,7 @@ TEST(HeldMr, KhugepagedScanning)
 		      "held-mr: khugepaged %s, %llu full scans: %u messages (%u new buffers), "
 		      "%u failed, REG_MEM %llu hits %llu misses (%.1f%% hits) %u EAGAIN, "
 		      "%llu removed, %llu evicted",
-		      selected(read_file("/sys/kernel/mm/transparent_hugepage/enabled")).c_str(),
+		      selected(first_line("/sys/kernel/mm/transparent_hugepage/enabled")).c_str(),
 		      static_cast<unsigned long long>(full_scans() - scans0), rounds, fresh,
 		      failed,
 		      static_cast<unsigned long long>(cs.hit),

@@ -56,26 +56,6 @@ std::string hex(const rv::JobKey &k)
 	return s;
 }
 
-std::string read_file(const std::string &path)
-{
-	std::ifstream f(path);
-	if (!f)
-		throw std::system_error(errno, std::generic_category(), path);
-	std::ostringstream s;
-	s << f.rdbuf();
-	return s.str();
-}
-
-void write_file(const std::string &path, const std::string &v)
-{
-	std::ofstream f(path);
-	f << v;
-	f.flush();
-	if (!f)
-		throw std::system_error(errno ? errno : EIO,
-					std::generic_category(), path);
-}
-
 using Records = std::vector<rv::debugfs::Record>;
 
 std::string str(const rv::debugfs::Record &r)

@@ -42,19 +42,6 @@ using std::chrono::seconds;
 
 namespace {
 
-constexpr uid_t nobody = 65534;
-constexpr gid_t nogroup = 65534;
-
-void become_nobody()
-{
-	if (::setgroups(0, nullptr) < 0)
-		rv::throw_errno("setgroups");
-	if (::setresgid(nogroup, nogroup, nogroup) < 0)
-		rv::throw_errno("setresgid");
-	if (::setresuid(nobody, nobody, nobody) < 0)
-		rv::throw_errno("setresuid");
-}
-
 // What a side of a refused connection saw.
 struct Refused {
 	std::uint32_t connected = 0;

@@ -54,19 +54,6 @@ using std::chrono::seconds;
 
 namespace {
 
-constexpr uid_t nobody = 65534;
-constexpr gid_t nogroup = 65534;
-
-void become_nobody()
-{
-	if (::setgroups(0, nullptr) < 0)
-		rv::throw_errno("setgroups");
-	if (::setresgid(nogroup, nogroup, nogroup) < 0)
-		rv::throw_errno("setresgid");
-	if (::setresuid(nobody, nobody, nobody) < 0)
-		rv::throw_errno("setresuid");
-}
-
 // A network namespace of the calling process's own (it must be root).
 void enter_new_netns()
 {
@@ -350,24 +337,6 @@ TEST(Tenant, PostAboveThePortsLargestMessage)
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_file(const fs::path &p)
-{
-	std::ifstream in(p);
-	std::stringstream ss;
-	ss << in.rdbuf();
-	return ss.str();
-}
-
-void write_file(const fs::path &p, const std::string &v)
-{
-	std::ofstream out(p);
-	out << v;
-	out.flush();
-	if (!out)
-		throw std::system_error(errno ? errno : EIO, std::generic_category(),
-					"write " + p.string() + ": " + v);
-}
 
 // A cgroup v2 of the test's own with one controller (rdma, memory),
 // removed after the test (its processes must have exited). Mounts the
@@ -678,7 +647,7 @@ TEST(Tenant, PerUserLimitsOnJobsConnectionsAndQps)
 			r.second = attach_errno(params_for(n));	// another key
 			return r;
 		};
-		settle_uid(nobody);
+		settle_uid(nobody_id);
 		const auto out = run_in_child<LimitReport>(as_nobody);
 		ASSERT_TRUE(out.ok()) << how(out);
 		EXPECT_EQ(out.report->second, EDQUOT) << "a second job";
@@ -688,7 +657,7 @@ TEST(Tenant, PerUserLimitsOnJobsConnectionsAndQps)
 		EXPECT_EQ(attach_errno(params_for(n)), 0) << "root's second job";
 	}
 	auto conns = [&] {
-		settle_uid(nobody);
+		settle_uid(nobody_id);
 		return run_in_child<LimitReport>([&] {
 			become_nobody();
 			LimitReport r;

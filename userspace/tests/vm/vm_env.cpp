@@ -5,13 +5,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <system_error>
 #include <thread>
 
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <rv/error.hpp>
 #include <rv/uapi.hpp>
 
 namespace rv::test {
@@ -187,6 +190,36 @@ rv::Device attach_new(const rv::AttachParams &p, rv::Version abi)
 	rv::Device dev = open_declared(abi);
 	(void)dev.attach(p);
 	return dev;
+}
+
+void become_nobody()
+{
+	if (::setgroups(0, nullptr) < 0)
+		rv::throw_errno("setgroups");
+	if (::setresgid(nobody_id, nobody_id, nobody_id) < 0)
+		rv::throw_errno("setresgid");
+	if (::setresuid(nobody_id, nobody_id, nobody_id) < 0)
+		rv::throw_errno("setresuid");
+}
+
+std::string read_file(const std::string &path)
+{
+	std::ifstream f(path);
+	if (!f)
+		throw std::system_error(errno, std::generic_category(), path);
+	std::ostringstream s;
+	s << f.rdbuf();
+	return s.str();
+}
+
+void write_file(const std::string &path, const std::string &v)
+{
+	std::ofstream f(path);
+	f << v;
+	f.flush();
+	if (!f)
+		throw std::system_error(errno ? errno : EIO,
+					std::generic_category(), path + ": " + v);
 }
 
 bool is_root()

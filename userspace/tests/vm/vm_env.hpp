@@ -71,6 +71,18 @@ struct Node {
 
 [[nodiscard]] bool is_root();
 
+// uid and gid 65534: the unprivileged user of the tests.
+inline constexpr unsigned nobody_id = 65534;
+// Drops the calling process (which must be root) to nobody_id, with no
+// supplementary groups. Throws std::system_error.
+void become_nobody();
+
+// The whole of a file; throws std::system_error if it cannot be opened.
+[[nodiscard]] std::string read_file(const std::string &path);
+// Writes v to path (sysfs, cgroupfs, debugfs); throws std::system_error
+// with the write's errno.
+void write_file(const std::string &path, const std::string &v);
+
 // Running inside the bench's VM (tools/testing/vm/vm-run sets RV_VM=1),
 // where tests may change the machine's network configuration.
 [[nodiscard]] bool in_test_vm();
