@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -362,8 +363,21 @@ public:
 		dir_ = root / ("rv-test-" + std::to_string(::getpid()));
 		fs::create_directory(dir_);
 	}
+	// Limits back to max before the cgroup goes: the rdma controller
+	// frees a device's pool of a cgroup only when its usage is 0 and its
+	// limits are max. One that stays (usage 0, a limit set) when the
+	// cgroup is removed is left on the device's list; the device's
+	// unregistration (rmmod rdma_rxe) then writes into the freed cgroup
+	// (KASAN: use-after-free in free_cg_rpool_locked, 6.12).
 	~TestCgroup()
 	{
+		for (const std::string &dev : limited_) {
+			try {
+				set("rdma.max", dev + " hca_handle=max hca_object=max");
+			} catch (const std::exception &e) {
+				ADD_FAILURE() << e.what();
+			}
+		}
 		std::error_code ec;
 		if (!dir_.empty())
 			fs::remove(dir_, ec);
@@ -372,9 +386,11 @@ public:
 	TestCgroup(const TestCgroup &) = delete;
 	TestCgroup &operator=(const TestCgroup &) = delete;
 
-	void set(const std::string &file, const std::string &v) const
+	void set(const std::string &file, const std::string &v)
 	{
 		write_file(dir_ / file, v);
+		if (file == "rdma.max")
+			limited_.insert(v.substr(0, v.find(' ')));
 	}
 	[[nodiscard]] std::string get(const std::string &file) const
 	{
@@ -402,6 +418,7 @@ public:
 private:
 	fs::path dir_;
 	std::string missing_;
+	std::set<std::string> limited_;	// devices with an rdma.max set
 };
 
 #define RV_CGROUP_OR_SKIP(var, controller)                                   \

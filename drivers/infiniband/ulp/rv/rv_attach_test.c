@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of ATTACH's input checks and of the defaults and admin
- * policy it applies (rv_attach_parse(), which needs no device).
+ * policy it applies (rv_attach_parse(), which needs no device), of the
+ * service ids a caller may use and of the key that finds a job.
  */
 #include <kunit/test.h>
 #include <linux/string.h>
+#include <net/net_namespace.h>
 
 #include "rv_job.h"
 
@@ -216,6 +218,59 @@ static void rv_attach_test_defaults_and_policy(struct kunit *test)
 	rv_params = saved;
 }
 
+/*
+ * A job is found by device, port, GID index, uid, network namespace, job
+ * key and service id: two containers that share a uid and a job key do
+ * not share a job.
+ */
+static void rv_attach_test_job_key(struct kunit *test)
+{
+	struct rv_attach_params_in in = rv_attach_test_psm3();
+	struct rv_device *dev, *other_dev;
+	struct net *other_net;
+	struct rv_job_dev *jdev;
+	struct rv_attach_req req;
+	struct rv_job_key key;
+	kuid_t uid = KUIDT_INIT(1000);
+
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	jdev = kunit_kzalloc(test, sizeof(*jdev), GFP_KERNEL);
+	dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
+	other_dev = kunit_kzalloc(test, sizeof(*other_dev), GFP_KERNEL);
+	/* Only its address counts: net_eq() compares pointers. */
+	other_net = kunit_kzalloc(test, sizeof(*other_net), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, jdev);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_ASSERT_NOT_NULL(test, other_dev);
+	KUNIT_ASSERT_NOT_NULL(test, other_net);
+	jdev->dev = dev;
+	jdev->uid = uid;
+	jdev->net = &init_net;
+	jdev->key = req.key;
+
+	key = req.key;
+	KUNIT_EXPECT_TRUE(test, rv_job_matches(jdev, dev, &key, uid, &init_net));
+	KUNIT_EXPECT_FALSE(test, rv_job_matches(jdev, dev, &key, uid, other_net));
+	KUNIT_EXPECT_FALSE(test, rv_job_matches(jdev, dev, &key,
+						KUIDT_INIT(1001), &init_net));
+	KUNIT_EXPECT_FALSE(test, rv_job_matches(jdev, other_dev, &key, uid,
+						&init_net));
+	key.gid_index++;
+	KUNIT_EXPECT_FALSE(test, rv_job_matches(jdev, dev, &key, uid, &init_net));
+	key = req.key;
+	key.port_num++;
+	KUNIT_EXPECT_FALSE(test, rv_job_matches(jdev, dev, &key, uid, &init_net));
+	key = req.key;
+	key.service_id++;
+	KUNIT_EXPECT_FALSE(test, rv_job_matches(jdev, dev, &key, uid, &init_net));
+	key = req.key;
+	key.job_key[0]++;
+	KUNIT_EXPECT_FALSE(test, rv_job_matches(jdev, dev, &key, uid, &init_net));
+	key = req.key;
+	key.job_key_len--;
+	KUNIT_EXPECT_FALSE(test, rv_job_matches(jdev, dev, &key, uid, &init_net));
+}
+
 /* The ids any uid may use; the RDMA CM's are nobody's. */
 static void rv_attach_test_service_ids(struct kunit *test)
 {
@@ -243,6 +298,7 @@ static void rv_attach_test_service_ids(struct kunit *test)
 
 static struct kunit_case rv_attach_test_cases[] = {
 	KUNIT_CASE(rv_attach_test_service_ids),
+	KUNIT_CASE(rv_attach_test_job_key),
 	KUNIT_CASE_PARAM(rv_attach_test_parse, rv_attach_test_inputs_gen_params),
 	KUNIT_CASE(rv_attach_test_defaults_and_policy),
 	{}

@@ -9,6 +9,7 @@
  * registration QP (rv_reg.c), later ones join it if they agree on its
  * parameters.
  */
+#include <kunit/visibility.h>
 #include <linux/cred.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
@@ -83,10 +84,11 @@ static bool rv_job_key_matches(const struct rv_job_dev *jdev, u32 port,
 	       !memcmp(k->job_key, job_key, job_key_len);
 }
 
-static bool rv_job_matches(const struct rv_job_dev *jdev,
-			   const struct rv_device *dev,
-			   const struct rv_job_key *key, kuid_t uid,
-			   const struct net *net)
+/* Visible to the KUnit suite of ATTACH. */
+VISIBLE_IF_KUNIT bool rv_job_matches(const struct rv_job_dev *jdev,
+				     const struct rv_device *dev,
+				     const struct rv_job_key *key, kuid_t uid,
+				     const struct net *net)
 {
 	return jdev->dev == dev && uid_eq(jdev->uid, uid) &&
 	       net_eq(jdev->net, net) &&
