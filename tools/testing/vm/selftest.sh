@@ -188,6 +188,31 @@ else
 		"/init at console line ${init:-none}, CPU 1 online at ${cpu1:-none}, sched_clock stable at ${clock:-none}"
 fi
 tap_diag "boot time (vm-run start to guest userspace): ${BOOT_SECS:-?}s, whole run ${RUN1_SECS}s"
+# The accelerator: what the probe chose (kvm, or tcg and why) is what the
+# run says it used and what the guest's kernel saw (only a KVM guest logs
+# "Hypervisor detected: KVM").
+accel=$("$VM_RUN" --print-accel 2>"$LOG/accel.err") || accel="error: $(tail -n1 "$LOG/accel.err")"
+tap_diag "accelerator on this host: $accel"
+used=$(sed -n 's/^vm-run: \[+[0-9.]*s\] booting kernel [^ ]* (\([a-z]*\),.*/\1/p' "$LOG/boot.err")
+said=$(sed -n 's/^vm-run: \[+[0-9.]*s\] accelerator: //p' "$LOG/boot.err")
+guest=tcg
+! grep -q 'Hypervisor detected: KVM' "$LOG/boot/console.log" || guest=kvm
+tap_is "vm-run: the accelerator the probe chose is the one it names and the guest runs on" \
+	"$said|$used|$guest" "$accel|${accel%%:*}|${accel%%:*}"
+# Without a usable KVM device vm-run falls back to TCG and says why.
+RV_VM_KVM_DEVICE=/nonexistent/kvm vmrun nokvm --out "$LOG/nokvm" -- true
+if [ "$VM_RC" = 0 ] &&
+   grep -q 'accelerator: tcg: /nonexistent/kvm does not exist' "$LOG/nokvm.err" &&
+   grep -q 'booting kernel [^ ]* (tcg,' "$LOG/nokvm.err" &&
+   ! grep -q 'Hypervisor detected: KVM' "$LOG/nokvm/console.log"; then
+	tap_ok "vm-run: no KVM device, the run falls back to TCG and says why"
+else
+	tap_not_ok "vm-run: no KVM device, the run falls back to TCG and says why" "exit $VM_RC"
+	show "$LOG/nokvm.err"
+fi
+rc=0
+"$VM_RUN" --accel vmx --print-accel >/dev/null 2>"$LOG/accel-bad.err" || rc=$?
+tap_is "vm-run: an unknown --accel is refused" "$rc" 2
 # Every progress line says when; the last one gives the total.
 untimed=$(grep -vE '^vm-run: (\[\+[0-9]+\.[0-9]{2}s\] |total [0-9]+\.[0-9]{2} s, exit status )' "$LOG/boot.err" || true)
 if [ -z "$untimed" ] && grep -q '^vm-run: \[+[0-9.]*s\] command start: ' "$LOG/boot.err" &&
