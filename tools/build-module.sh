@@ -9,7 +9,9 @@
 #
 # KDIR is a kernel build tree (/lib/modules/V/build, or the O= tree of a
 # kernel built here); without one, every installed kernel that has its
-# headers. For each, the copy goes to OUT/V/src and the module to
+# headers, and the newest kernel's in the root tools/toolchain.sh set up.
+# A KDIR inside that root is built there, with the compiler its headers
+# name (gcc-14 for Linux 7.x). For each, the copy goes to OUT/V/src and the module to
 # OUT/V/rv.ko, V being the tree's kernel release; OUT defaults to
 # ${RV_BUILD_DIR:-build}/modules. Warnings are errors (W=1 -Werror); the
 # arguments after -- go to kbuild (e.g. C=2, or
@@ -24,7 +26,7 @@ mod=drivers/infiniband/ulp/rv
 out=${RV_BUILD_DIR:-$repo/build}/modules
 kdirs=()
 
-usage() { sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ "$#" -gt 0 ]; do
 	case "$1" in
@@ -36,10 +38,19 @@ while [ "$#" -gt 0 ]; do
 	esac
 done
 
+# The root of tools/toolchain.sh, when it is set up.
+tc_root=$("$here/toolchain.sh" --env 2>/dev/null | sed -n 's/^RV_TC_ROOT=//p') || true
+
 if [ "${#kdirs[@]}" = 0 ]; then
 	for b in /lib/modules/*/build; do
 		[ -d "$b/" ] && kdirs+=("$b")
 	done
+	if [ -n "$tc_root" ]; then
+		for b in "$tc_root"/lib/modules/*/build; do
+			b=$(readlink -f "$b")
+			[[ "$b" == "$tc_root"/* ]] && [ -d "$b/" ] && kdirs+=("$b")
+		done
+	fi
 	[ "${#kdirs[@]}" -gt 0 ] ||
 		{ echo "build-module: no kernel headers installed: run 'make deps'" >&2; exit 1; }
 fi
@@ -68,7 +79,17 @@ for kdir in "${kdirs[@]}"; do
 		"$src/$mod/"
 	rm -rf "$src/include/uapi"
 	cp -pr "$repo/include/uapi" "$src/include/"
-	if make -C "$kdir" M="$src/$mod" CONFIG_INFINIBAND_RV=m W=1 \
+	cmd=(make -C "$kdir" M="$src/$mod")
+	if [ -n "$tc_root" ] && [[ "$kdir" == "$tc_root"/* ]]; then
+		# In the root: the work tree bound at /mnt/rv, /proc for objtool,
+		# in a mount namespace that ends with the build.
+		mkdir -p "$tc_root/mnt/rv"
+		cmd=(unshare -m sh -c 'mount --bind "$1" "$2/mnt/rv" &&
+			mount -t proc proc "$2/proc" && shift && exec chroot "$@"'
+			sh "$work" "$tc_root" make -C "${kdir#"$tc_root"}"
+			M=/mnt/rv/src/$mod)
+	fi
+	if "${cmd[@]}" CONFIG_INFINIBAND_RV=m W=1 \
 		KCFLAGS=-Werror "$@" modules >"$work/build.log" 2>&1; then
 		cp -p "$src/$mod/rv.ko" "$work/rv.ko"
 		echo "$work/rv.ko"

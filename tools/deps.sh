@@ -3,7 +3,9 @@
 #
 # Install every Debian package rv's build, tests and demo need. Does
 # nothing when all are present; otherwise runs apt-get update first (a
-# fresh machine has no package lists) and installs what is missing.
+# fresh machine has no package lists) and installs what is missing. Then
+# the newest kernel, Linux 7.x from Debian 13's backports, with the
+# compiler its headers name: tools/toolchain.sh (once; about a minute).
 set -euo pipefail
 
 pkgs=(
@@ -26,6 +28,8 @@ pkgs=(
 	python3 binutils
 	# the debug test kernel (KASAN, lockdep, kmemleak, KUnit)
 	bc bison flex libelf-dev libssl-dev
+	# the Debian 13 root for the newest kernel (tools/toolchain.sh)
+	debootstrap
 	# the install tier: DKMS builds, man pages rendered by groff
 	dkms groff-base
 	# the tracepoint test records with trace-cmd, as admins do
@@ -40,17 +44,18 @@ for p in "${pkgs[@]}"; do
 	fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-	echo "deps: all ${#pkgs[@]} packages present"
-	exit 0
-fi
-
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
 	sudo=(sudo)
 fi
 
-echo "deps: installing ${missing[*]}"
-"${sudo[@]}" apt-get update
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y \
-	--no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#pkgs[@]} packages present"
+else
+	echo "deps: installing ${missing[*]}"
+	"${sudo[@]}" apt-get update
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y \
+		--no-install-recommends "${missing[@]}"
+fi
+
+"${sudo[@]}" "$(dirname "$0")/toolchain.sh" >/dev/null

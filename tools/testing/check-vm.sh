@@ -3,7 +3,7 @@
 #
 # Module tier: every test that needs rv.ko, on Debian kernels
 # (tools/testing/kernels.sh): RV_KERNELS, the series to test, default
-# "6.1 6.12".
+# "6.1 6.12 7" (7: the newest 7.x, from tools/toolchain.sh).
 # For each kernel, every bed is a fresh boot:
 #   - one VM, two rxe nodes: module_load, ioctl (rv_vm_tests), conn
 #     (tools/testing/selftests/rv/vm-suite.sh);
@@ -43,13 +43,13 @@ make -s userspace BUILD="$build" >"$build/userspace-build.log" 2>&1 || {
 	exit 1
 }
 # shellcheck disable=SC2086 # a list of series
-mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-6.1 6.12})
+mapfile -t kvers < <(tools/testing/kernels.sh ${RV_KERNELS:-})
 # Soft-iWARP, which the kernels lack, for the iWARP refusal test
 # (vm-run passes it as RV_SIW_KO); built once per kernel. Without it that
 # test skips, saying why (build/siw/V/unavailable).
 siw_kdirs=()
 for kver in "${kvers[@]}"; do
-	siw_kdirs+=("/lib/modules/$kver/build")
+	siw_kdirs+=("$(tools/testing/kernels.sh --build-dir "$kver")")
 done
 tools/testing/kernel/siw.sh -o "$build/siw" "${siw_kdirs[@]}" >/dev/null ||
 	step "siw.ko is missing for some kernel: its test skips there (see $build/siw/*/unavailable)"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What differs between the kernels rv builds for, in one place: Linux 6.1
- * up to 6.12 (README.md, "Supported kernels"). The kbuild Makefile tests
+ * up to 7.3 (README.md, "Supported kernels"). The kbuild Makefile tests
  * the kernel's headers for each difference and defines RV_HAVE_* (or
  * RV_RXE_CQ_TASKLET) for this header; every other file is written against
  * the newest API and uses the rv_* names below where it differs. In tree

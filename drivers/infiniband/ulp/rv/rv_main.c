@@ -89,7 +89,11 @@ static int __init rv_init(void)
 {
 	int ret;
 
-	rv_wq = alloc_workqueue("rv", WQ_MEM_RECLAIM, 0);
+	/*
+	 * Recovery and deferred teardown need no CPU locality: unbound, as
+	 * nvme-rdma's. Linux 7.x warns about a queue that says neither.
+	 */
+	rv_wq = alloc_workqueue("rv", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!rv_wq)
 		return -ENOMEM;
 	rv_cm_init(rv_conn_listen_handler);
