@@ -22,8 +22,8 @@ json=${RV_SIZING_JSON:-${RV_OUT:-$top/build/sizing-out}/sizing.json}
 [ "${RV_VM:-}" = 1 ] || { echo "measure.sh: run me inside vm-run" >&2; exit 2; }
 [ -x "$bin" ] || { echo "measure.sh: no $bin (make userspace)" >&2; exit 2; }
 
-modprobe crc32_generic
-modprobe rdma_rxe
+# shellcheck disable=SC2086 # a list of modules (vm-guest)
+modprobe -a ${RV_RXE_MODULES:?}
 modprobe ib_uverbs
 modprobe ib_cm
 if ! grep -q '^rv ' /proc/modules; then

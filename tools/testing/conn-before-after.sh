@@ -22,7 +22,8 @@ rounds=${2:-2}
 runs=${RV_CONN_RUNS:-5}
 new=${RV_KO:?vm-run sets RV_KO}
 
-modprobe -a crc32_generic rdma_rxe ib_uverbs ib_cm
+# shellcheck disable=SC2086 # a list of modules (vm-guest)
+modprobe -a ${RV_RXE_MODULES:?} ib_uverbs ib_cm
 for ((r = 1; r <= rounds; r++)); do
 	for which in old new; do
 		ko=$new

@@ -23,7 +23,8 @@ rounds=${2:-2}
 new=${RV_KO:?vm-run sets RV_KO}
 t=/sys/kernel/tracing
 
-modprobe -a crc32_generic rdma_rxe ib_uverbs ib_cm
+# shellcheck disable=SC2086 # a list of modules (vm-guest)
+modprobe -a ${RV_RXE_MODULES:?} ib_uverbs ib_cm
 [ -d "$t/events" ] || mount -t tracefs nodev "$t"
 export RV_KHUGEPAGED_TEST_SECONDS=${RV_KHUGEPAGED_TEST_SECONDS:-30}
 sizes=${RV_REG_SIZES:-64K,1M,4M}

@@ -51,16 +51,17 @@ sysctl_set() {
 	echo "$2" >"$f" || die "cannot set $1=$2"
 }
 
-# load_modules MODULE...: crc32_generic and rdma_rxe plus the given ones.
-# Under TCG the crc32 implementation picked by rdma_rxe must be the generic
-# one, so crc32_generic goes first.
+# load_modules MODULE...: soft-RoCE's modules (RV_RXE_MODULES, from
+# vm-guest) plus the given ones.
 load_modules() {
 	local m missing=0
-	for m in crc32_generic rdma_rxe "$@"; do
+	# shellcheck disable=SC2086 # a list of modules
+	for m in ${RV_RXE_MODULES:?} "$@"; do
 		[ -d "/sys/module/$m" ] || missing=1
 	done
-	[ "$missing" = 0 ] || modprobe -a crc32_generic rdma_rxe "$@" ||
-		die "modprobe -a crc32_generic rdma_rxe $* failed"
+	# shellcheck disable=SC2086
+	[ "$missing" = 0 ] || modprobe -a $RV_RXE_MODULES "$@" ||
+		die "modprobe -a $RV_RXE_MODULES $* failed"
 }
 
 port_state() {

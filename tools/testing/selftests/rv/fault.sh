@@ -86,11 +86,12 @@ if [ -z "$(rv_node 1)" ]; then
 	tap_diag "only one RDMA node: the operations that connect are skipped (vm-run --rxe 2)"
 fi
 
-# rv.ko's dependencies come from the running kernel's modules; rxe needs
-# crc32_generic under TCG (rxe-setup.sh has loaded both already with
+# rv.ko's dependencies come from the running kernel's modules, soft-RoCE's
+# are vm-guest's RV_RXE_MODULES (rxe-setup.sh has loaded them already with
 # --rxe).
 IFS=, read -r -a deps <<<"$(modinfo -F depends "$ko" 2>/dev/null)"
-modprobe -a crc32_generic rdma_rxe ib_uverbs ib_cm "${deps[@]}" 2>/dev/null
+# shellcheck disable=SC2086 # a list of modules
+modprobe -a ${RV_RXE_MODULES:?} ib_uverbs ib_cm "${deps[@]}" 2>/dev/null
 # shellcheck disable=SC2086 # a list of module parameters
 if insmod "$ko" ${RV_INSMOD_ARGS:-}; then
 	tap_ok "insmod $(basename "$ko")"

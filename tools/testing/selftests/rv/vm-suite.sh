@@ -18,9 +18,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 vm=$top/tools/testing/vm
 
-# crc32_generic first: under TCG rxe must not pick an accelerated crc32.
-# rv needs the IB CM; insmod does not load dependencies.
-modprobe -a crc32_generic rdma_rxe ib_uverbs ib_cm
+# Soft-RoCE's modules (vm-guest's RV_RXE_MODULES); rv needs the IB CM,
+# and insmod does not load dependencies.
+# shellcheck disable=SC2086 # a list of modules
+modprobe -a ${RV_RXE_MODULES:?} ib_uverbs ib_cm
 
 # The soak's link losses. Between two VMs (soak-2vm): real link flaps (ip
 # link down/up). In one VM: packets dropped with the links up, as real
