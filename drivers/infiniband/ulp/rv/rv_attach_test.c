@@ -10,7 +10,7 @@
 
 #include "rv_job.h"
 
-/* What PSM3 sends by default (see the README). */
+/* What PSM3 sends by default (docs/psm3.md). */
 static struct rv_attach_params_in rv_attach_test_psm3(void)
 {
 	struct rv_attach_params_in in = {

@@ -20,7 +20,8 @@
 #                             the middle of a transfer. Not in make check:
 #                             with two rxe devices in one kernel, soft
 #                             RoCE of 6.1 can lose its management QP over
-#                             the flap for good (README, "The test beds");
+#                             the flap for good (tools/testing/README.md,
+#                             "The test beds");
 #                             conn-2vm-fault.sh link-flap tests it in two
 #                             VMs.
 set -uo pipefail
