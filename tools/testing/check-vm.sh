@@ -11,12 +11,19 @@
 #     mid-traffic, the driver unloaded mid-traffic (conn-fault.sh); the
 #     one-VM soak with THP "always" and khugepaged scanning without pause
 #     and no link flaps (soak.sh, RV_SOAK_THP=1);
+#   - four VMs on one virtual Ethernet, on the newest kernel: a job of
+#     four nodes (conn-4vm.sh: all-to-all, QPs per node, a link flap and
+#     an unload seen by the other three);
 #   - two VMs joined by a virtual Ethernet, one rxe each: a verified
 #     transfer and the peer's module removed (conn.sh); then, each on a
 #     boot of its own, the soak with VM b's link flapping (soak-2vm.sh), a
 #     node's link down and up mid-transfer and its address removed for
 #     less and for more than reconnect_timeout (conn-2vm-fault.sh
 #     link-flap, addr-short, addr-long).
+# RV_SUITE_ON_DEBUG: series whose debug kernel runs the suite bed's groups
+# (check-debug-vm.sh, as make check does for the newest: "7"); on their
+# stock kernel only the tests the debug tier leaves out run there (the
+# tracepoints), one suite run per kernel.
 # Each group first checks the bed (tools/testing/vm/bed-check): a broken
 # bed is one failure that names it. Test names start with the kernel
 # series, "[6.12] ...", and, in two VMs, the VM, "[6.12] [b] ...". One TAP
@@ -78,7 +85,17 @@ beds=()
 for kver in "${kvers[@]}"; do
 	IFS=. read -r major minor _ <<<"$kver"
 	series=$major.${minor%%[!0-9]*}
-	bed suite "$kver" "$series" 1200 --rxe 2 -- "$sel/vm-suite.sh"
+	stand_in=
+	for s in ${RV_SUITE_ON_DEBUG:-}; do
+		[[ "$series" == "$s" || "$series" == "$s".* ]] && stand_in=1
+	done
+	if [ -z "$stand_in" ]; then
+		bed suite "$kver" "$series" 1200 --rxe 2 -- "$sel/vm-suite.sh"
+	else
+		# The groups the debug tier runs on its twin, less its filter.
+		bed suite-trace "$kver" "$series" 600 --rxe 2 -- \
+			env GTEST_FILTER='Observability.Trace*' "$sel/vm-suite.sh" ioctl
+	fi
 	for g in conn-fault:DeviceRemovedMidTraffic \
 		conn-fault:DriverUnloadedMidTraffic; do
 		bed "${g#*:}" "$kver" "$series" 600 --rxe 2 -- "$sel/vm-suite.sh" "$g"
@@ -95,6 +112,8 @@ for kver in "${kvers[@]}"; do
 			"$sel/vm-suite.sh" "conn-2vm-fault:$f"
 	done
 done
+# A job of four nodes, on the newest kernel.
+bed four-vm "$kver" "$series" 1800 --nodes 4 -- "$sel/vm-suite.sh" conn-4vm
 
 rc=0
 step "${#kvers[@]} kernels (${kvers[*]}), ${#beds[@]} beds"

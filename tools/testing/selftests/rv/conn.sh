@@ -34,24 +34,6 @@ random_key() {
 	od -An -tx1 -N16 /dev/urandom | tr -d ' \n'
 }
 
-# wait_line FILE PATTERN PID SECS: until FILE has a line matching PATTERN;
-# fails if PID exits first or after SECS.
-wait_line() {
-	local file=$1 pat=$2 pid=$3 secs=$4 i
-	for ((i = 0; i < secs * 10; i++)); do
-		grep -q -- "$pat" "$file" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || { grep -q -- "$pat" "$file" 2>/dev/null; return; }
-		sleep 0.1
-	done
-	return 1
-}
-
-# rc_qps DEV: kernel RC QPs of rv on DEV: the connections' and each
-# job-device's registration QP.
-rc_qps() {
-	rdma res show qp 2>/dev/null | grep -c "link $1/.* type RC .*\\[rv\\]"
-}
-
 wait_qps() {
 	local want=$1 secs=$2 i
 	for ((i = 0; i < secs * 10; i++)); do

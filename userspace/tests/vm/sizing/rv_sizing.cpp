@@ -30,6 +30,8 @@
 //           sizes its per-process RC QPs (PSM3_RDMA=2): send 129, recv 33,
 //           on the process's shared CQs; then user QPs of rv's size (each
 //           with its own CQ), which tells rv's own share of an rv QP
+//   --snapshot  no series: one point now, as key=value on one line (the
+//           fields below); a test compares two (conn-4vm.sh)
 //
 // Output: human-readable on stdout; --json prints instead one JSON object
 // with the points, the fits and the derived constants that
@@ -96,6 +98,7 @@ constexpr const char *prog = "rv_sizing";
 
 struct Opts {
 	bool json = false;			// --json: JSON on stdout
+	bool snapshot = false;			// --snapshot: one point, key=value
 	std::string json_file;			// --json-file FILE
 	std::vector<std::string> only;		// --only attach,conn,mr,userqp
 	unsigned settle_ms = 1500;		// --settle-ms
@@ -143,6 +146,8 @@ void usage(std::FILE *f)
 "  -j, --json             one JSON object on stdout (the points, the fits and\n"
 "                         the constants); the text report goes to stderr\n"
 "      --json-file FILE   also write that JSON object to FILE\n"
+"      --snapshot         measure nothing: print one point now, key=value\n"
+"                         (kernel_all, kernel, ... in bytes; res_* counts)\n"
 "  -h, --help             show this help and exit\n"
 "\n"
 "Exit status: 0 on success, 1 if a measurement failed, 2 on a usage error.\n",
@@ -170,6 +175,7 @@ rv::cli::Parsed parse(int argc, char **argv, Opts &o)
 {
 	const rv::cli::Option options[] = {
 		rv::cli::flag("json", 'j', o.json),
+		rv::cli::flag("snapshot", 0, o.snapshot),
 		rv::cli::text("json-file", 0, o.json_file),
 		rv::cli::value("only", 0, [&o](std::string_view v) {
 			for (std::string_view s : rv::cli::split(v)) {
@@ -1489,6 +1495,17 @@ int main(int argc, char **argv)
 	if (auto rc = rv::cli::parse_command_line(prog, usage, parse, argc, argv, o))
 		return *rc;
 	try {
+		if (o.snapshot) {
+			const Snap s = snapshot(o);
+			const char *sep = "";
+			for (const auto &f : fields()) {
+				auto it = s.m.find(f);
+				std::cout << sep << f << "=" << (it == s.m.end() ? 0 : it->second);
+				sep = " ";
+			}
+			std::cout << "\n";
+			return 0;
+		}
 		const Env env = probe_env();
 		print_env(o.text(), env);
 		Results res;
