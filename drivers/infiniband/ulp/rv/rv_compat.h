@@ -10,6 +10,7 @@
 #ifndef RV_COMPAT_H
 #define RV_COMPAT_H
 
+#include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <rdma/ib_umem.h>
 
@@ -42,6 +43,22 @@ static inline void rv_vm_flags_set(struct vm_area_struct *vma,
 #define rv_umem_get_va ib_umem_get_va
 #else
 #define rv_umem_get_va ib_umem_get
+#endif
+
+/*
+ * A timer with its function: hrtimer_setup() since 6.13; hrtimer_init()
+ * and the function set after it up to 6.14 (it is gone in 6.15).
+ */
+#ifdef RV_HAVE_HRTIMER_SETUP
+#define rv_hrtimer_setup hrtimer_setup
+#else
+static inline void rv_hrtimer_setup(struct hrtimer *timer,
+				    enum hrtimer_restart (*fn)(struct hrtimer *),
+				    clockid_t clock, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock, mode);
+	timer->function = fn;
+}
 #endif
 
 /*

@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
+#include "rv_compat.h"
 #include "rv_mr_cache.h"
 
 #define PG		4096ULL
@@ -1213,8 +1214,8 @@ static void rv_mr_test_io_irq(struct kunit *test)
 	fake_invalidate(f, 0x20000, 0x21000);
 	KUNIT_EXPECT_TRUE(test, x->stale->stale);
 
-	hrtimer_init(&x->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	x->timer.function = rv_mr_test_irq_fn;
+	rv_hrtimer_setup(&x->timer, rv_mr_test_irq_fn, CLOCK_MONOTONIC,
+			 HRTIMER_MODE_REL_HARD);
 	hrtimer_start(&x->timer, ns_to_ktime(100 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_HARD);
 	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&x->done, 10 * HZ),
