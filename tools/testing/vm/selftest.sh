@@ -141,6 +141,20 @@ out=$("$BENCH_DIR/dmesg-check" -q "$tmp/d2" "vm-run: command start X1") || rc=$?
 tap_is "dmesg-check flags BUG: after the marker, naming the line" "$rc ${out#*:3: }" \
 	"1 [    3.0] BUG: kernel NULL pointer dereference"
 
+# A listening CM id destroyed while a REQ is handled on it: 7.x prints
+# the wait at once (0 ms); one ratelimit burst of such lines (10) passes,
+# more fail, and the wait of any other state always does.
+lw='cm_destroy_id_wait_timeout: cm_id=0000000012f2ccb2 timed out. state'
+printf '%s\n' "[ 1.0] $lw 1 -> 0, refcnt=1" "[ 1.1] $lw 1 -> 0, refcnt=1" >"$tmp/d3"
+for i in $(seq 10 20); do echo "[ 2.$i] $lw 1 -> 0, refcnt=1"; done >"$tmp/d4"
+echo "[ 3.0] $lw 9 -> 0, refcnt=1" >"$tmp/d5"
+rc3=0 rc4=0 rc5=0
+"$BENCH_DIR/dmesg-check" -q "$tmp/d3" >/dev/null || rc3=$?
+"$BENCH_DIR/dmesg-check" -q "$tmp/d4" >/dev/null || rc4=$?
+"$BENCH_DIR/dmesg-check" -q "$tmp/d5" >/dev/null || rc5=$?
+tap_is "dmesg-check: 2 waits on a listening CM id pass, 11 fail, 1 in another state fails" \
+	"$rc3 $rc4 $rc5" "0 1 1"
+
 # --------------------------------------------------------------- one VM
 
 # shellcheck disable=SC2016  # expanded in the VM
