@@ -87,7 +87,7 @@ for kdir in "${kdirs[@]}"; do
 		cmd=(unshare -m sh -c 'mount --bind "$1" "$2/mnt/rv" &&
 			mount -t proc proc "$2/proc" && shift && exec chroot "$@"'
 			sh "$work" "$tc_root" make -C "${kdir#"$tc_root"}"
-			M=/mnt/rv/src/$mod)
+			"M=/mnt/rv/src/$mod")
 	fi
 	if "${cmd[@]}" CONFIG_INFINIBAND_RV=m W=1 \
 		KCFLAGS=-Werror "$@" modules >"$work/build.log" 2>&1; then

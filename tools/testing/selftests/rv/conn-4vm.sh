@@ -35,8 +35,9 @@ top=$(cd "$here/../../../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
 . "$top/tools/testing/vm/lib.sh"
 
-[ -n "${RV_VM_ROLE:-}" ] && [ -n "${RV_VM_IPS:-}" ] && [ -n "${RV_RUN_ID:-}" ] ||
+if [ -z "${RV_VM_ROLE:-}" ] || [ -z "${RV_VM_IPS:-}" ] || [ -z "${RV_RUN_ID:-}" ]; then
 	tap_bail "needs four VMs (vm-run --nodes 4)"
+fi
 
 # shellcheck source-path=SCRIPTDIR source=conn-lib.sh
 . "$here/conn-lib.sh"
