@@ -7,7 +7,9 @@
 #
 #   tools/testing/kernel/debug-kernel.sh [-v] [SERIES]
 #
-# SERIES is 6.12 (the default) or 6.1.
+# SERIES is the newest 7.x (the default, "7": the source tools/toolchain.sh
+# fetched from Debian 13's backports), 6.12 or 6.1 (linux-source-SERIES
+# installed by make deps). The host's gcc builds it.
 # The cache directory is ${RV_KERNEL_CACHE:-/var/cache/rv/kernel}/KEY,
 # where KEY is a sha256 over debug.config, the linux-source-SERIES package
 # version and this script's recipe number. It holds:
@@ -44,23 +46,39 @@ die() {
 	exit 1
 }
 
-SERIES=6.12
+SERIES=7
 while [ "$#" -gt 0 ]; do
 	case "$1" in
 	-v) VERBOSE=1 ;;
-	6.1|6.12) SERIES=$1 ;;
-	-h|--help) sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) die "usage: $0 [-v] [6.1|6.12]" ;;
+	6.1|6.12|7|7.*) SERIES=$1 ;;
+	-h|--help) sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "usage: $0 [-v] [7|6.12|6.1]" ;;
 	esac
 	shift
 done
-SRC_PKG=linux-source-$SERIES
-SRC_TAR=/usr/src/$SRC_PKG.tar.xz
 
 [ -r "$FRAGMENT" ] || die "$FRAGMENT not found"
-[ -r "$SRC_TAR" ] || die "$SRC_TAR not found (apt-get install $SRC_PKG)"
-PKGVER=$(dpkg-query -W -f='${Version}' "$SRC_PKG" 2>/dev/null) ||
-	die "package $SRC_PKG is not installed"
+case "$SERIES" in
+7*)
+	tc=$("$HERE/../../toolchain.sh" --env) ||
+		die "no Linux 7.x source: run tools/toolchain.sh (make deps)"
+	tc_series=$(sed -n 's/^RV_TC_SERIES=//p' <<<"$tc")
+	[[ "$tc_series" == "$SERIES" || "$tc_series" == "$SERIES".* ]] ||
+		die "tools/toolchain.sh has Linux $tc_series, not $SERIES"
+	SERIES=$tc_series
+	SRC_PKG=linux-source-$SERIES
+	SRC_TAR=$(sed -n 's/^RV_TC_SOURCE=//p' <<<"$tc")
+	PKGVER=$(cat "$SRC_TAR.version" 2>/dev/null) || die "$SRC_TAR.version not found"
+	;;
+*)
+	SRC_PKG=linux-source-$SERIES
+	SRC_TAR=/usr/src/$SRC_PKG.tar.xz
+	[ -r "$SRC_TAR" ] || die "$SRC_TAR not found (apt-get install $SRC_PKG)"
+	PKGVER=$(dpkg-query -W -f='${Version}' "$SRC_PKG" 2>/dev/null) ||
+		die "package $SRC_PKG is not installed"
+	;;
+esac
+[ -r "$SRC_TAR" ] || die "$SRC_TAR not found"
 [ -n "$PKGVER" ] || die "package $SRC_PKG is not installed"
 for tool in make gcc flex bison bc perl xz depmod flock; do
 	command -v "$tool" >/dev/null || die "$tool not found (see tools/testing/kernel/README.md)"
