@@ -20,8 +20,9 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RV_BUILD_DIR:-$top/build}
-# Which debug kernel: 6.12 (make check) or 6.1 (make check-full adds it).
-series=${RV_DEBUG_SERIES:-6.12}
+# Which debug kernel: the newest 7.x, "7" (make check), or 6.1 (make
+# check-full adds it).
+series=${RV_DEBUG_SERIES:-7}
 out=$build/vm/debug-$series
 mkdir -p "$out"
 
@@ -49,6 +50,11 @@ step "building rv.ko against $RV_DEBUG_KVER"
 ko=$("$top/tools/build-module.sh" -o "$build/modules" "$RV_DEBUG_KDIR") ||
 	bail "building rv.ko for the debug kernel failed"
 
+step "building rv.ko with its KUnit suites against $RV_DEBUG_KVER"
+kunit_ko=$("$top/tools/build-module.sh" -o "$build/kunit-$series/modules" "$RV_DEBUG_KDIR" \
+	-- CONFIG_INFINIBAND_RV_KUNIT_TEST=y) ||
+	bail "building rv.ko with KUnit for the debug kernel failed"
+
 step "building siw.ko against $RV_DEBUG_KVER (tools/testing/kernel/siw.sh)"
 "$top/tools/testing/kernel/siw.sh" -o "$build/siw" "$RV_DEBUG_KDIR" >/dev/null ||
 	step "no siw.ko for $RV_DEBUG_KVER: its test skips (see $build/siw/$RV_DEBUG_KVER/unavailable)"
@@ -56,8 +62,10 @@ step "building siw.ko against $RV_DEBUG_KVER (tools/testing/kernel/siw.sh)"
 step "booting $RV_DEBUG_KVER with two rxe nodes: debug-suite.sh"
 start=$SECONDS
 rc=0
+# KUnit runs first in the same boot; kunit.sh reports it (RV_KUNIT_FROM).
+rm -rf "$out/kunit"
 # kasan_multi_shot: every KASAN report, not only the first, reaches dmesg.
-RV_KO=$ko RV_CONN_TEST_BYTES=${RV_CONN_TEST_BYTES:-8M} \
+RV_KUNIT_KO=$kunit_ko RV_KO=$ko RV_CONN_TEST_BYTES=${RV_CONN_TEST_BYTES:-8M} \
 	RV_VM_CMDLINE="${RV_VM_CMDLINE:-kasan_multi_shot}" \
 	RV_CONN_SH_BYTES=${RV_CONN_SH_BYTES:-$((8 << 20))} \
 	"$top/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --rxe 2 \

@@ -21,9 +21,9 @@
 #     less and for more than reconnect_timeout (conn-2vm-fault.sh
 #     link-flap, addr-short, addr-long).
 # RV_SUITE_ON_DEBUG: series whose debug kernel runs the suite bed's groups
-# (check-debug-vm.sh, as make check does for the newest: "7"); on their
-# stock kernel only the tests the debug tier leaves out run there (the
-# tracepoints), one suite run per kernel.
+# (check-debug-vm.sh, as make check does for the newest: "7"); their stock
+# kernel runs only the tests the debug tier leaves out (the tracepoints)
+# instead: one suite run per kernel.
 # Each group first checks the bed (tools/testing/vm/bed-check): a broken
 # bed is one failure that names it. Test names start with the kernel
 # series, "[6.12] ...", and, in two VMs, the VM, "[6.12] [b] ...". One TAP
@@ -92,10 +92,13 @@ for kver in "${kvers[@]}"; do
 	if [ -z "$stand_in" ]; then
 		bed suite "$kver" "$series" 1200 --rxe 2 -- "$sel/vm-suite.sh"
 	else
-		# The groups the debug tier runs on its twin, less its filter.
+		# The debug tier runs the suite's groups on the twin; here only
+		# what it leaves out (its GTEST_FILTER).
 		bed suite-trace "$kver" "$series" 600 --rxe 2 -- \
 			env GTEST_FILTER='Observability.Trace*' "$sel/vm-suite.sh" ioctl
 	fi
+	# Also where the debug tier runs them: 7.x's rxe cannot be unloaded
+	# on the debug kernel (docs/connections.md).
 	for g in conn-fault:DeviceRemovedMidTraffic \
 		conn-fault:DriverUnloadedMidTraffic; do
 		bed "${g#*:}" "$kver" "$series" 600 --rxe 2 -- "$sel/vm-suite.sh" "$g"

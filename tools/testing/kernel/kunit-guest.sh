@@ -7,20 +7,22 @@
 # saves what kmemleak finds. Everything goes to files in RV_OUT; kunit.sh
 # reads them on the host:
 #   kunit-results-SUITE.txt  /sys/kernel/debug/kunit/SUITE/results (KTAP),
-#                       for each of RV_KUNIT_SUITES
+#                       for each of RV_KUNIT_SUITES (default: every
+#                       rv_* suite in /sys/kernel/debug/kunit)
 #   kmemleak.txt        /sys/kernel/debug/kmemleak after rmmod and scans
 #   kunit-guest.status  "insmod N", "rmmod N" (exit statuses)
-# The kernel log goes to RV_OUT/dmesg.txt (vm-run saves it).
+#   dmesg-guest.txt     the kernel log at the end
+# (vm-run also saves the log at power-off, to RV_OUT/dmesg.txt.)
 
 set -u
 
 ko=${RV_KUNIT_KO:?}
-suites=${RV_KUNIT_SUITES:?}
+suites=${RV_KUNIT_SUITES:-}
 out=${RV_OUT:?}
 leak=/sys/kernel/debug/kmemleak
 status=$out/kunit-guest.status
 
-rm -f "$out"/kunit-results*.txt "$out/kmemleak.txt"
+rm -f "$out"/kunit-results*.txt "$out/kmemleak.txt" "$out/dmesg-guest.txt"
 : >"$status"
 echo "<5>rv-kunit: start" >/dev/kmsg
 
@@ -33,6 +35,12 @@ fi
 rc=0
 insmod "$ko" || rc=$?
 echo "insmod $rc" >>"$status"
+# Without a list: every rv suite the module registered.
+if [ -z "$suites" ]; then
+	for d in /sys/kernel/debug/kunit/rv_*; do
+		[ -d "$d" ] && suites+=" ${d##*/}"
+	done
+fi
 for suite in $suites; do
 	results=/sys/kernel/debug/kunit/$suite/results
 	if [ -r "$results" ]; then
@@ -54,8 +62,13 @@ if [ -w "$leak" ]; then
 	echo scan >"$leak"
 	echo scan >"$leak"
 	cat "$leak" >"$out/kmemleak.txt"
+	# What comes after (the debug tier's groups) reports its own.
+	echo clear >"$leak"
 else
 	echo "no $leak" | tee "$out/kmemleak.txt"
 fi
 echo "<5>rv-kunit: end" >/dev/kmsg
+# The kernel log now: in the debug tier's long boot the ring buffer loses
+# the start before vm-run saves it.
+dmesg >"$out/dmesg-guest.txt"
 exit 0

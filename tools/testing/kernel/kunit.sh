@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # kunit.sh: run rv's KUnit suites (rv_mr_cache, rv_ring, rv_wire, rv_reg,
-# rv_attach) on a debug kernel: RV_DEBUG_SERIES, 6.12 (the default) or 6.1.
+# rv_attach) on a debug kernel: RV_DEBUG_SERIES, 7 (the default: the newest
+# 7.x) or 6.1.
 #
 #   tools/testing/kernel/kunit.sh
 #
@@ -21,9 +22,13 @@
 # RV_KUNIT_KO=/path/rv.ko: test that module instead of building one (it
 # must lie where the guest sees it: not below /tmp or /run).
 #
+# RV_KUNIT_FROM=DIR: boot nothing; report what the debug tier's boot left
+# in DIR (check-debug-vm.sh runs kunit-guest.sh first in its VM, which
+# saves a boot): DIR/kunit/ has the guest's files, its kernel log too.
+#
 # Files: $RV_BUILD_DIR (default build)/kunit-SERIES: modules/ (the copy), out/
-# (console.log, dmesg.txt, kunit-ktap-SUITE.txt, kunit-results-SUITE.txt,
-# kmemleak.txt, guest.log).
+# (console.log, dmesg.txt, dmesg-kunit.txt: its part from the load on,
+# kunit-ktap-SUITE.txt, kunit-results-SUITE.txt, kmemleak.txt, guest.log).
 
 set -euo pipefail
 
@@ -31,8 +36,9 @@ PROG=kunit
 SUITES="rv_mr_cache rv_ring rv_wire rv_attach rv_reg"
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
-# Which debug kernel: 6.12 (make check) or 6.1 (make check-full adds it).
-WORK=${RV_BUILD_DIR:-$REPO/build}/kunit-${RV_DEBUG_SERIES:-6.12}
+# Which debug kernel: the newest 7.x, "7" (make check), or 6.1 (make
+# check-full adds it).
+WORK=${RV_BUILD_DIR:-$REPO/build}/kunit-${RV_DEBUG_SERIES:-7}
 OUT=$WORK/out
 
 msg() {
@@ -47,9 +53,24 @@ bail() {
 [ "$#" = 0 ] || { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # 1. The debug kernel.
+# The kernel log of the KUnit part only: from its start to its end marker.
+kunit_log() {
+	sed -n '/rv-kunit: start/,/rv-kunit: end/p' "$1" >"$OUT/dmesg-kunit.txt"
+}
+
+if [ -n "${RV_KUNIT_FROM:-}" ]; then
+	OUT=$RV_KUNIT_FROM/kunit
+	[ -f "$OUT/kunit-guest.status" ] ||
+		bail "no KUnit results in $OUT (did check-debug-vm.sh run?)"
+	# The boot's other failures are the debug tier's to report.
+	vm_rc=0
+	kunit_log "$OUT/dmesg-guest.txt"
+	msg "reporting the KUnit run of the debug tier's boot ($RV_KUNIT_FROM)"
+fi
+
 mkdir -p "$WORK"
 envf=$WORK/kernel.env
-"$HERE/debug-kernel.sh" "${RV_DEBUG_SERIES:-6.12}" >"$envf" ||
+"$HERE/debug-kernel.sh" "${RV_DEBUG_SERIES:-7}" >"$envf" ||
 	bail "building the debug kernel failed"
 RV_DEBUG_KDIR='' RV_DEBUG_DIR='' RV_DEBUG_KVER=''
 # shellcheck source=/dev/null
@@ -66,7 +87,9 @@ build_ko() {
 }
 
 KO=${RV_KUNIT_KO:-}
-if [ -z "$KO" ]; then
+if [ -n "${RV_KUNIT_FROM:-}" ]; then
+	:
+elif [ -z "$KO" ]; then
 	build_ko
 else
 	[ -r "$KO" ] || bail "RV_KUNIT_KO: $KO not found"
@@ -74,14 +97,18 @@ else
 fi
 
 # 3. Boot, load, unload, scan.
-mkdir -p "$OUT"
-rm -f "$OUT"/kunit-results*.txt "$OUT/kmemleak.txt" "$OUT/kunit-guest.status"
-msg "booting the debug kernel (about a minute under TCG)"
-vm_rc=0
-RV_KUNIT_KO=$KO RV_KUNIT_SUITES=$SUITES \
-	"$REPO/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --out "$OUT" \
-	--timeout 1200 -- "$HERE/kunit-guest.sh" >"$OUT/guest.log" 2>&1 || vm_rc=$?
-[ "$vm_rc" = 0 ] || msg "vm-run exited with status $vm_rc (log: $OUT/guest.log)"
+if [ -z "${RV_KUNIT_FROM:-}" ]; then
+	mkdir -p "$OUT"
+	rm -f "$OUT"/kunit-results*.txt "$OUT/kmemleak.txt" "$OUT/kunit-guest.status" \
+		"$OUT/dmesg-guest.txt"
+	msg "booting the debug kernel (about a minute under TCG)"
+	vm_rc=0
+	RV_KUNIT_KO=$KO RV_KUNIT_SUITES=$SUITES \
+		"$REPO/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --out "$OUT" \
+		--timeout 1200 -- "$HERE/kunit-guest.sh" >"$OUT/guest.log" 2>&1 || vm_rc=$?
+	[ "$vm_rc" = 0 ] || msg "vm-run exited with status $vm_rc (log: $OUT/guest.log)"
+	if [ -s "$OUT/dmesg-guest.txt" ]; then kunit_log "$OUT/dmesg-guest.txt"; else rm -f "$OUT/dmesg-kunit.txt"; fi
+fi
 
 # 4. TAP. Each suite's KTAP from the kernel log (complete, unlike the
 # debugfs copy, whose per-case log is cut at 512 bytes), else from debugfs.
@@ -92,11 +119,11 @@ suite_tap() {
 	local line res verdict rest name directive d
 	local -a diag=()
 	: >"$ktap"
-	if [ -s "$OUT/dmesg.txt" ]; then
+	if [ -s "$OUT/dmesg-kunit.txt" ]; then
 		# Drop the "[ seconds] " prefix (continuation lines: its width
 		# in blanks) and keep the suite's subtest, from its header to
 		# its result.
-		sed -n '/rv-kunit: start/,$p' "$OUT/dmesg.txt" |
+		sed -n '/rv-kunit: start/,$p' "$OUT/dmesg-kunit.txt" |
 			sed -E 's/^\[ *[0-9]+\.[0-9]+\] //; t; s/^ {15}//' |
 			sed -n "/^    # Subtest: $SUITE\$/,/^\(not \)\{0,1\}ok [0-9]* $SUITE\$/p" >"$ktap"
 	fi
@@ -168,11 +195,11 @@ fi
 n=$((n + 1))
 log_ok=1
 problems=
-if [ ! -s "$OUT/dmesg.txt" ]; then
+if [ ! -s "$OUT/dmesg-kunit.txt" ]; then
 	log_ok=0
 	problems="no kernel log (vm-run status $vm_rc)"
 elif ! problems=$("$REPO/tools/testing/vm/dmesg-check" -e 'DEBUG_LOCKS_WARN_ON' \
-	"$OUT/dmesg.txt" 'rv-kunit: start' 2>&1); then
+	"$OUT/dmesg-kunit.txt" 'rv-kunit: start' 2>&1); then
 	log_ok=0
 fi
 if [ ! -f "$OUT/kmemleak.txt" ]; then

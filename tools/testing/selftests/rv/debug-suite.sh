@@ -13,6 +13,13 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 
+# KUnit first, when check-debug-vm.sh passes the module built with it
+# (RV_KUNIT_KO): its files go to OUT/kunit, for kunit.sh's report.
+if [ -n "${RV_KUNIT_KO:-}" ]; then
+	mkdir -p "$RV_OUT/kunit"
+	RV_OUT=$RV_OUT/kunit "$here/../../kernel/kunit-guest.sh" >&2
+fi
+
 echo "<5>rv-debug-suite: start" >/dev/kmsg
 
 # Not here: the tests that switch tracepoints on and off. That patches
