@@ -12,6 +12,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 
 /* vm_area_struct.vm_flags is read-only since 6.3: vm_flags_set(). */
@@ -59,6 +60,16 @@ static inline void rv_hrtimer_setup(struct hrtimer *timer,
 	hrtimer_init(timer, clock, mode);
 	timer->function = fn;
 }
+#endif
+
+/*
+ * A workqueue bound to CPUs says so since WQ_PERCPU exists (7.x warns
+ * about one that says neither); before, that was the default.
+ */
+#ifdef RV_HAVE_WQ_PERCPU
+#define RV_WQ_PERCPU WQ_PERCPU
+#else
+#define RV_WQ_PERCPU 0
 #endif
 
 /*
