@@ -369,8 +369,9 @@ u32 rv_mr_lkey(struct rv_mr_entry *e)
 }
 
 /*
- * Drop the IO reference of a completed write, from any context. An MR
- * that became stale meanwhile is destroyed by the zombie work.
+ * Drop the IO reference of a completed write, from the completion's
+ * context (softirq or a workqueue). An MR that became stale meanwhile is
+ * destroyed by the zombie work.
  */
 void rv_mr_put_io(struct rv_user *user, struct rv_mr_entry *e)
 {
