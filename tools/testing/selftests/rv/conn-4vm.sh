@@ -146,6 +146,33 @@ kernel_all() {
 	"$sizing" --snapshot | sed -n 's/^kernel_all=\([-0-9]*\) .*/\1/p'
 }
 
+# pairs_start KEY NAME: transfers to and from the two other nodes among a,
+# b and c (d excluded), in the background, into $tmp/NAME-{recv,send}-I.
+pairs_start() {
+	local i
+	rpids=() spids=()
+	for i in 0 1 2; do
+		[ "$i" = "$me" ] && continue
+		recv_from "$1" "$i" "$tmp/$2-recv-$i"
+		rpids[i]=$!
+		send_to "$1" "$i" "$tmp/$2-send-$i"
+		spids[i]=$!
+	done
+}
+
+# pairs_end NAME: waits for pairs_start's transfers; ok=1 if all passed,
+# calm=1 if no sender saw a recovery.
+pairs_end() {
+	local i
+	ok=1 calm=1
+	for i in 0 1 2; do
+		[ "$i" = "$me" ] && continue
+		finished "${rpids[i]}" "$tmp/$1-recv-$i" || ok=0
+		finished "${spids[i]}" "$tmp/$1-send-$i" || ok=0
+		no_recovery "$tmp/$1-send-$i" || { calm=0; show "$tmp/$1-send-$i" 5; }
+	done
+}
+
 load_rv
 num_conn=$(cat /sys/module/rv/parameters/num_conn)
 others=()
@@ -234,23 +261,10 @@ else
 	hold_to "$key" "$tmp/fhold" "${ips[3]}"
 	holds_connected || tap_diag "${roles[$me]}: its hold to d did not connect"
 	barrier flap-held
-	rpids=() spids=()
-	for i in 0 1 2; do
-		[ "$i" = "$me" ] && continue
-		bytes=$flap_bytes recv_from "$key" "$i" "$tmp/frecv-$i"
-		rpids[i]=$!
-		bytes=$flap_bytes send_to "$key" "$i" "$tmp/fsend-$i"
-		spids[i]=$!
-	done
+	bytes=$flap_bytes pairs_start "$key" flap
 	barrier flap-sending
 	t_flap=$SECONDS
-	ok=1 calm=1
-	for i in 0 1 2; do
-		[ "$i" = "$me" ] && continue
-		finished "${rpids[i]}" "$tmp/frecv-$i" || ok=0
-		finished "${spids[i]}" "$tmp/fsend-$i" || ok=0
-		no_recovery "$tmp/fsend-$i" || { calm=0; show "$tmp/fsend-$i" 5; }
-	done
+	pairs_end flap
 	tap_diag "link flap: the transfers took $((SECONDS - t_flap)) s from d's cue (its link is down 5 s)"
 	barrier flap-sent
 	holds_end || tap_diag "${roles[$me]}: its hold to d ended badly after the flap (not asserted)"
@@ -291,21 +305,8 @@ else
 		tap_not_ok "unload: d's module gone: ${roles[$me]}'s connection to it fails cleanly"
 	fi
 	barrier loss-watched 900
-	rpids=() spids=()
-	for i in 0 1 2; do
-		[ "$i" = "$me" ] && continue
-		recv_from "$key" "$i" "$tmp/arecv-$i"
-		rpids[i]=$!
-		send_to "$key" "$i" "$tmp/asend-$i"
-		spids[i]=$!
-	done
-	ok=1 calm=1
-	for i in 0 1 2; do
-		[ "$i" = "$me" ] && continue
-		finished "${rpids[i]}" "$tmp/arecv-$i" || ok=0
-		finished "${spids[i]}" "$tmp/asend-$i" || ok=0
-		no_recovery "$tmp/asend-$i" || { calm=0; show "$tmp/asend-$i" 5; }
-	done
+	pairs_start "$key" after
+	pairs_end after
 	tap_is "unload: afterwards ${roles[$me]}'s transfers with the two other nodes complete over the held connections, every byte verified" "$ok" 1
 	tap_is "unload: ... with no recovery" "$calm" 1
 	tap_check "unload: ${roles[$me]}'s holds end cleanly" holds_end
