@@ -102,6 +102,10 @@ rc=0
 "$BENCH_DIR/tap-run" "$tmp/t5" >"$LOG/tap-run5.out" 2>&1 || rc=$?
 tap_is "tap-run counts a failing program's exit status only when it reported no failure" \
 	"$rc $(tail -n1 "$LOG/tap-run5.out") $(grep -c '^not ok' "$LOG/tap-run5.out")" "1 1 passed, 1 failed 1"
+# The end of a long run names what failed.
+tap_is "tap-run names each failure at the end" \
+	"$(grep '^# tap-run: failed: ' "$LOG/tap-run.out" | tr '\n' '|')" \
+	"# tap-run: failed: b|# tap-run: failed: $tmp/t2: exit status 4|# tap-run: failed: $tmp/t2: no plan (1..N)|"
 rc=0
 "$BENCH_DIR/tap-run" "$tmp/t3" >"$LOG/tap-run2.out" 2>&1 || rc=$?
 tap_is "tap-run exits 0 when nothing failed" "$rc $(tail -n1 "$LOG/tap-run2.out")" "0 1 passed, 0 failed"
