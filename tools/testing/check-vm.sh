@@ -76,6 +76,19 @@ bed() {
 		printf '%q ' "$vmrun" --kver "$kver" --timeout "$timeout" \
 			--out "$build/vm/$series/$name" "$@"
 		printf '| awk -v p=%q -f %q\n' "[$series] " "$top/tools/testing/vm/tap-name.awk"
+		# The host CPU its VMs took (children's user + system), beside
+		# tap-run's wall time: what running beds side by side could gain.
+		printf 'rc=$? b=%q\n' "[$series] $name"
+		cat <<-'EOF'
+		t=$(mktemp) && times >"$t"
+		awk -v b="$b" 'NR == 2 {
+			u = $1; s = $2; sub(/s$/, "", u); sub(/s$/, "", s)
+			split(u, a, "m"); split(s, c, "m")
+			printf "# check-vm: bed %s: %.1f s of host CPU\n", b, a[1] * 60 + a[2] + c[1] * 60 + c[2]
+		}' "$t"
+		rm -f "$t"
+		exit $rc
+		EOF
 	} >"$f"
 	chmod +x "$f"
 	beds+=("$f")
