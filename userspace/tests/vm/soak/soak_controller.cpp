@@ -13,7 +13,35 @@
 
 #include <toolkit/rdma_sysfs.hpp>
 
+#include "vm_env.hpp"
+
 namespace rv::soak {
+
+namespace {
+
+// A file of /proc, or "?" when it cannot be read (the process is gone).
+std::string proc_text(const std::string &path)
+{
+	try {
+		std::string t = rv::test::read_file(path);
+		while (!t.empty() && t.back() == '\n')
+			t.pop_back();
+		return t;
+	} catch (const std::exception &) {
+		return "?";
+	}
+}
+
+// The state letter of /proc/PID/stat ("R", "S", "D" ...): the field
+// after the command's closing parenthesis.
+std::string proc_state(const std::string &proc)
+{
+	const std::string st = proc_text(proc + "/stat");
+	const std::size_t p = st.rfind(") ");
+	return p == std::string::npos || p + 2 >= st.size() ? "?" : st.substr(p + 2, 1);
+}
+
+} // namespace
 
 std::vector<std::uint64_t> read_vmstat()
 {
@@ -330,6 +358,28 @@ void Controller::snapshot(const std::string &why)
 				       std::to_string(sysfs.hw_counter(n.dev, 1, c).value_or(0));
 			out += "\n";
 		}
+	}
+	// The local processes that have not drained: what they did, and
+	// where each one is (a process asleep in the kernel shows its stack).
+	for (unsigned i = 0; i < w_.size(); i++) {
+		const Worker &w = w_[i];
+		if (!w.alive || w.drained)
+			continue;
+		const std::string proc = "/proc/" + std::to_string(w.peer.pid());
+		char line[256];
+		std::snprintf(line, sizeof(line),
+			      "  process %u (pid %d) not drained: sent %llu verified %llu "
+			      "eagain %llu; state %s, wchan %s\n",
+			      first_ + i, static_cast<int>(w.peer.pid()),
+			      static_cast<unsigned long long>(w.progress.sent),
+			      static_cast<unsigned long long>(w.progress.verified),
+			      static_cast<unsigned long long>(w.progress.post_eagain),
+			      proc_state(proc).c_str(), proc_text(proc + "/wchan").c_str());
+		out += line;
+		std::istringstream stack(proc_text(proc + "/stack"));
+		std::string frame;
+		while (std::getline(stack, frame))
+			out += "    " + frame + "\n";
 	}
 	std::fputs(out.c_str(), stderr);
 }
