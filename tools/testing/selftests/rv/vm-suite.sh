@@ -10,7 +10,8 @@
 # default: module_load ioctl conn. Each runs through bed-group: only while
 # the bed works (bed-check: the nodes ACTIVE, an rping between them), so a
 # broken bed is one failure that names it. With RV_GROUP_CHECK=1 each group
-# is followed by group-check.sh (its kernel log, kmemleak). One TAP stream
+# is followed by group-check.sh (its kernel log; kmemleak after the
+# last). One TAP stream
 # (tap-run).
 set -euo pipefail
 
@@ -48,8 +49,11 @@ for g in "$@"; do
 		"${arg:+$(printf '%q' "$arg")}" >"$step"
 	run+=("$step")
 	if [ "${RV_GROUP_CHECK:-0}" = 1 ]; then
-		printf '#!/bin/sh\nexec %q %q\n' "$here/group-check.sh" "$name" \
-			>"$tmp/check-after-${g//:/-}"
+		# kmemleak's scan once, after the last group.
+		scan=
+		[ "$g" != "${!#}" ] || scan=kmemleak
+		printf '#!/bin/sh\nexec %q %q %s\n' "$here/group-check.sh" "$name" \
+			"$scan" >"$tmp/check-after-${g//:/-}"
 		run+=("$tmp/check-after-${g//:/-}")
 	fi
 done
