@@ -39,6 +39,15 @@ DKMS_SRC = $(DESTDIR)/usr/src/rv-$(VERSION)
 
 export RV_BUILD_DIR := $(BUILD)
 
+# ccache, when installed (make deps installs it): a fresh clone builds
+# librv, the tools and the tests from its cache. Paths under the tree are
+# hashed relative to it, so clones at other paths share the cache.
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+CMAKE_LAUNCHER = $(if $(CCACHE),-DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) \
+	-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
+
 .PHONY: all modules sparse userspace deps check check-full demo bench soak fuzz install \
 	uninstall dkms-source dkms-install dkms-uninstall clean help
 
@@ -69,7 +78,7 @@ sparse:
 userspace:
 	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_INSTALL_PREFIX=$(PREFIX) -DRV_INSTALL_UAPI_HEADER=OFF \
-		-DRV_UAPI_INSTALL_INCLUDEDIR=/usr/include $(CMAKE_ARGS)
+		-DRV_UAPI_INSTALL_INCLUDEDIR=/usr/include $(CMAKE_LAUNCHER) $(CMAKE_ARGS)
 	cmake --build $(BUILD)/userspace -j$$(nproc)
 
 deps:

@@ -24,6 +24,8 @@ pkgs=(
 	# builds: kernel module, sparse, ABI tests on -m32/-mx32, C++20
 	make gcc g++ gcc-multilib g++-multilib libc6-dev-x32 sparse cmake
 	libgtest-dev libgmock-dev pkg-config
+	# a fresh clone's userspace build from the compiler cache
+	ccache
 	# the ABI tests read compiler output and DWARF
 	python3 binutils
 	# the debug test kernel (KASAN, lockdep, kmemleak, KUnit)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause
 #include "tap_listener.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string_view>
 
@@ -72,6 +74,7 @@ void TapListener::diag(const std::string &text)
 void TapListener::OnTestProgramStart(const ::testing::UnitTest &unit)
 {
 	number_ = 0;
+	slow_.clear();
 	std::fprintf(out_, "1..%d\n", unit.test_to_run_count());
 	std::fflush(out_);
 }
@@ -114,6 +117,8 @@ void TapListener::OnTestEnd(const ::testing::TestInfo &info)
 	} else {
 		std::fprintf(out_, "ok %d - %s\n", number_, name.c_str());
 	}
+	if (result->elapsed_time() >= 1000)
+		slow_.emplace_back(result->elapsed_time(), name);
 	std::fflush(out_);
 }
 
@@ -140,6 +145,16 @@ void TapListener::OnTestProgramEnd(const ::testing::UnitTest &unit)
 	if (number_ != unit.test_to_run_count())
 		diag("ran " + std::to_string(number_) + " of " +
 		     std::to_string(unit.test_to_run_count()) + " tests");
+	// Where the time went: the ten slowest, slowest first.
+	std::sort(slow_.begin(), slow_.end(), std::greater<>());
+	std::string line;
+	for (std::size_t i = 0; i < slow_.size() && i < 10; i++) {
+		char t[32];
+		std::snprintf(t, sizeof(t), " %.1f s", static_cast<double>(slow_[i].first) / 1000);
+		line += (i ? ", " : "slowest: ") + slow_[i].second + t;
+	}
+	if (!line.empty())
+		diag(line);
 	std::fflush(out_);
 }
 

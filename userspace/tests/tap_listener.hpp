@@ -14,12 +14,17 @@
 // harness notices tests lost to a crash. Failure messages follow their
 // result line as "# " lines; failures outside any test (SetUpTestSuite,
 // environments) are reported as "# " lines too. Output is flushed after
-// every test.
+// every test. At the end, the slowest tests that took a second or more:
+//
+//	# slowest: Suite.Long 12.3 s, Suite.Other 1.0 s
+
 #ifndef RV_TEST_TAP_LISTENER_HPP
 #define RV_TEST_TAP_LISTENER_HPP
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -50,6 +55,7 @@ private:
 	int number_ = 0;
 	std::vector<std::string> messages_;	// of the running test
 	std::string skip_reason_;
+	std::vector<std::pair<std::int64_t, std::string>> slow_;	// ms, name
 };
 
 } // namespace rv::test
