@@ -324,7 +324,11 @@ int Worker::run()
 	ready.conn_handle = conn_handle_;
 	ready.max_fmr_size = side_.attach().max_fmr_size;
 	ch_.send(sm_ready, ready);
-	// sm_exit instead: the run was called off.
+	// sm_exit instead: the run was called off. Grants may come first:
+	// the other VM's processes start on its own go, and this VM's
+	// controller routes their grants as they arrive, before it passes
+	// the go on. They are kept (a grant dropped here would hold its
+	// receiver's buffer until the drain times out).
 	for (;;) {
 		const std::optional<Msg> m = ch_.recv(seconds(600));
 		if (!m)
@@ -333,6 +337,9 @@ int Worker::run()
 			return 0;
 		if (m->type == sm_go)
 			break;
+		on_message(*m);
+		if (exit_)
+			return 0;
 	}
 	s_.conn_count_first = side_.conn_count_sum();
 	last_progress_ = clock::now();
