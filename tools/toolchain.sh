@@ -15,7 +15,9 @@
 #   root/                 the trixie root (chroot): gcc-14, make, sparse,
 #                         /lib/modules/V/build (the headers)
 #   kernels/V/            bzImage and lib/modules/V/ (depmod'ed): what
-#                         vm-run --kernel-dir boots (vm-run --kver V finds it)
+#                         vm-run --kernel-dir boots (vm-run --kver V finds it),
+#                         with updates/rdma_rxe.ko: soft-RoCE with the fixes
+#                         of tools/testing/kernel/rxe-patches/ (rxe.sh)
 #   linux-source-S.tar.xz the kernel's source (the debug kernel's base)
 #   toolchain.env         the lines printed below
 # A second run prints toolchain.env and does nothing else; --update resolves
@@ -143,5 +145,9 @@ if [ "$update" = 1 ] || [ ! -f "$ENV_FILE" ]; then
 	mv "$ENV_FILE.tmp" "$ENV_FILE"
 	echo "$RECIPE" >"$CACHE/recipe"
 fi
+# The kernel's soft-RoCE with the fixes the bed needs (once per kernel
+# and set of patches: tools/testing/kernel/rxe.sh).
+"$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/testing/kernel/rxe.sh" >/dev/null ||
+	die "building the bed's rdma_rxe failed"
 msg "ready: $(sed -n 's/^RV_TC_KVER=//p' "$ENV_FILE") in $CACHE"
 cat "$ENV_FILE"
