@@ -41,11 +41,12 @@ export RV_BUILD_DIR := $(BUILD)
 
 # ccache, when installed (make deps installs it): a fresh clone builds
 # librv, the tools and the tests from its cache. Paths under the tree are
-# hashed relative to it, so clones at other paths share the cache.
+# hashed relative to it, so clones at other paths share the cache (this
+# tree's, also under a make that runs another tree's: the install tier).
 CCACHE ?= $(shell command -v ccache 2>/dev/null)
 CMAKE_LAUNCHER = $(if $(CCACHE),-DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) \
 	-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
-export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
 .PHONY: all modules sparse userspace deps check check-full demo bench soak fuzz install \

@@ -110,9 +110,11 @@ fi
 
 # --- make install ---------------------------------------------------------
 
+# The build directory inside the copy, where a clone has it: ccache
+# (paths relative to the tree, Makefile) then serves this build too.
 if ! tap_run "make install DESTDIR=... (rv.ko for $kver, librv, tools)" \
 	"$log/install.log" \
-	submake install DESTDIR="$stage" BUILD="$work/build" \
+	submake install DESTDIR="$stage" BUILD="$src/build" \
 	CMAKE_ARGS=-DRV_BUILD_TESTS=OFF; then
 	tap_bail "make install failed"
 fi
@@ -349,7 +351,7 @@ mapfile -t rows < <(sed -n '/^## Module parameters/,/^## /p' README.md |
 		}
 		print $2 "|" $3 "|" $4 "|" $5
 	}')
-ko=$work/build/modules/$kver/rv.ko
+ko=$src/build/modules/$kver/rv.ko
 parms=$(modinfo -p "$ko" 2>&1)
 rv4=$(LC_ALL=C.UTF-8 MANWIDTH=1000 groff -man -Tutf8 man/rv.4 2>/dev/null | col -b)
 example=$(cat packaging/modprobe.d/rv.conf)
@@ -401,7 +403,7 @@ tap_is "udev rule's mode for /dev/rv is the module's (${kmode:-?})" \
 # --- make uninstall ------------------------------------------------------
 
 if tap_run "make uninstall DESTDIR=..." "$log/uninstall.log" \
-	submake uninstall DESTDIR="$stage" BUILD="$work/build"; then
+	submake uninstall DESTDIR="$stage" BUILD="$src/build"; then
 	left=$(cd "$stage" && find . -type f -o -type l)
 	tap_is "make uninstall leaves no file behind" "$left" ""
 	left=$(cd "$stage" && find . -type d -name rv)
