@@ -299,6 +299,15 @@ else
 	show "$LOG/twovm.err"
 fi
 
+# A VM that outlives the other by RV_VM_PEER_GRACE seconds is taken as
+# hung: killed, the run failing as on timeout, not held until --timeout.
+# shellcheck disable=SC2016  # expanded in the VM
+RV_VM_PEER_GRACE=3 vmrun grace --two-vm --timeout 300 --out "$LOG/grace" -- \
+	sh -c '[ "$RV_VM_ROLE" != b ] || sleep 250'
+tap_is "vm-run --two-vm: a VM still running RV_VM_PEER_GRACE s after the other ended is killed (status 124, well before --timeout)" \
+	"$VM_RC $(grep -c 'VM b: still running 3s after another VM of the run ended' "$LOG/grace.err") $([ "${VM_SECS%.*}" -lt 120 ] && echo early)" \
+	"124 1 early"
+
 tap_diag "times: boot ${BOOT_SECS:-?}s, plain run ${RUN1_SECS}s, --rxe 2 run ${RXE_SECS}s, --two-vm run ${TWOVM_SECS}s"
 tap_diag "selftest: total $(since "$T_START") s (logs in $LOG)"
 tap_done
