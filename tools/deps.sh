@@ -30,8 +30,9 @@ pkgs=(
 	python3 binutils
 	# the debug test kernel (KASAN, lockdep, kmemleak, KUnit)
 	bc bison flex libelf-dev libssl-dev
-	# the Debian 13 root for the newest kernel (tools/toolchain.sh)
-	debootstrap
+	# the Debian 13 root for the newest kernel (tools/toolchain.sh), and
+	# the fixes of its soft-RoCE (tools/testing/kernel/rxe.sh)
+	debootstrap patch
 	# the install tier: DKMS builds, man pages rendered by groff
 	dkms groff-base
 	# the tracepoint test records with trace-cmd, as admins do
