@@ -14,7 +14,7 @@
 # build/vm/debug/kmemleak-boot.txt and the boot log, and does not count.
 #
 # The debug kernel moves rxe data ~30x slower: the data-integrity test
-# moves RV_CONN_TEST_BYTES (default here 8M) instead of 1 GiB, and conn.sh's
+# moves RV_CONN_TEST_BYTES (default here 8M) instead of 256 MiB, and conn.sh's
 # transfers RV_CONN_SH_BYTES (8 MiB) instead of 32 MiB.
 set -euo pipefail
 
