@@ -10,10 +10,12 @@
 # beside it. Nothing is installed into this machine's own system.
 #
 #   tools/toolchain.sh [--env | --update | --help]
+#   tools/toolchain.sh --run [--bind DIR] COMMAND...
 #
 # The cache is ${RV_TOOLCHAIN_CACHE:-/var/cache/rv/toolchain}:
 #   root/                 the trixie root (chroot): gcc-14, make, sparse,
-#                         /lib/modules/V/build (the headers)
+#                         ccache, /lib/modules/V/build (the headers)
+#   ccache/               the root's compiler cache
 #   kernels/V/            bzImage and lib/modules/V/ (depmod'ed): what
 #                         vm-run --kernel-dir boots (vm-run --kver V finds it),
 #                         with updates/rdma_rxe.ko: soft-RoCE with the fixes
@@ -27,32 +29,63 @@
 #   RV_TC_ROOT=...  RV_TC_KVER=...  RV_TC_SERIES=...  RV_TC_KERNEL_DIR=...
 #   RV_TC_SOURCE=...
 #
-# Builds in the root go through tools/build-module.sh, which runs make there
-# (a private mount namespace with the work tree bound in and /proc mounted).
+# --run runs COMMAND in the root, in a private mount namespace with /proc
+# mounted (apt and objtool read it), DIR bound at /mnt/rv, and gcc-14 going
+# through ccache (RV_CCACHE=0: not) into ccache/: how tools/build-module.sh
+# and tools/testing/kernel/rxe.sh build there. Its exit status is
+# COMMAND's.
 
 set -euo pipefail
 
 PROG=toolchain
 # Bump when the root's packages or the layout change.
-RECIPE=3
+RECIPE=4
 MIRROR=${RV_TOOLCHAIN_MIRROR:-http://deb.debian.org/debian}
 SUITE=trixie
 CACHE=${RV_TOOLCHAIN_CACHE:-/var/cache/rv/toolchain}
 ROOT=$CACHE/root
 ENV_FILE=$CACHE/toolchain.env
-PKGS=gcc-14,make,libc6-dev,libelf-dev,sparse,ca-certificates,xz-utils
+PKGS=gcc-14,make,libc6-dev,libelf-dev,sparse,ccache,ca-certificates,xz-utils
 
 T0=$(date +%s)
 msg() { printf '%s: [%4ss] %s\n' "$PROG" "$(($(date +%s) - T0))" "$*" >&2; }
 die() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 1; }
+
+# in_root BIND COMMAND...: COMMAND in the root (--run), BIND ("" for none)
+# at /mnt/rv.
+in_root() {
+	local bind=$1 path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	shift
+	[ "${RV_CCACHE:-1}" = 0 ] || path=/usr/lib/ccache:$path
+	mkdir -p "$ROOT/mnt/rv" "$ROOT/var/cache/rv-ccache" "$CACHE/ccache"
+	unshare -m sh -c 'root=$1 bind=$2 cc=$3 && shift 3 &&
+		mount -t proc proc "$root/proc" &&
+		mount --bind "$cc" "$root/var/cache/rv-ccache" &&
+		{ [ -z "$bind" ] || mount --bind "$bind" "$root/mnt/rv"; } &&
+		exec chroot "$root" "$@"' sh "$ROOT" "$bind" "$CACHE/ccache" \
+		env PATH="$path" CCACHE_DIR=/var/cache/rv-ccache "$@"
+}
 
 update=0
 case "${1:-}" in
 "") ;;
 --update) update=1 ;;
 --env) [ -f "$ENV_FILE" ] || exit 1; cat "$ENV_FILE"; exit 0 ;;
--h|--help) sed -n '4,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-*) die "usage: $0 [--env | --update | --help]" ;;
+--run)
+	shift
+	bind=
+	if [ "${1:-}" = --bind ]; then
+		[ "$#" -ge 2 ] || die "--bind needs a directory"
+		bind=$(cd "$2" && pwd) || die "no directory $2"
+		shift 2
+	fi
+	[ "$#" -gt 0 ] || die "--run needs a command"
+	[ -x "$ROOT/usr/bin/gcc-14" ] || die "no root in $CACHE: run tools/toolchain.sh (make deps)"
+	in_root "$bind" "$@"
+	exit
+	;;
+-h|--help) sed -n '4,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+*) die "usage: $0 [--env | --update | --help] | --run [--bind DIR] COMMAND..." ;;
 esac
 
 if [ "$update" = 0 ] && [ -f "$ENV_FILE" ] &&
@@ -69,12 +102,6 @@ mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock"
 flock 9
 
-# in_root COMMAND...: run in the root, with /proc (apt and objtool read it).
-in_root() {
-	unshare -m sh -c 'mount -t proc proc "$1/proc" && shift && exec chroot "$@"' \
-		sh "$ROOT" "$ROOT" "$@"
-}
-
 if [ "$(cat "$CACHE/recipe" 2>/dev/null)" != "$RECIPE" ] ||
    [ ! -x "$ROOT/usr/bin/gcc-14" ]; then
 	msg "debootstrap $SUITE into $ROOT ($PKGS)"
@@ -88,10 +115,10 @@ fi
 
 if [ "$update" = 1 ] || [ ! -f "$ENV_FILE" ]; then
 	msg "resolving the newest Linux 7.x in $SUITE-backports"
-	in_root apt-get -q update >"$CACHE/apt.log" 2>&1 ||
+	in_root "" apt-get -q update >"$CACHE/apt.log" 2>&1 ||
 		{ tail -n 20 "$CACHE/apt.log" >&2; die "apt-get update in the root failed"; }
 	# linux-headers-amd64 in backports depends on the newest release's.
-	hdr=$(in_root apt-cache -o APT::Default-Release="$SUITE-backports" show \
+	hdr=$(in_root "" apt-cache -o APT::Default-Release="$SUITE-backports" show \
 		"linux-headers-amd64/$SUITE-backports" 2>/dev/null |
 		sed -n 's/^Depends: .*\(linux-headers-[0-9][^ ,]*-amd64\).*/\1/p' | head -n 1)
 	[ -n "$hdr" ] || die "no linux-headers-amd64 in $SUITE-backports"
@@ -99,14 +126,14 @@ if [ "$update" = 1 ] || [ ! -f "$ENV_FILE" ]; then
 	series=$(echo "$kver" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')
 	case "$series" in 7.*) ;; *) die "the newest kernel in $SUITE-backports is $kver, not 7.x" ;; esac
 	msg "Linux $kver: headers into the root, image, modules and source beside it"
-	in_root env DEBIAN_FRONTEND=noninteractive apt-get -q install -y \
+	in_root "" env DEBIAN_FRONTEND=noninteractive apt-get -q install -y \
 		--no-install-recommends -t "$SUITE-backports" "$hdr" >>"$CACHE/apt.log" 2>&1 ||
 		{ tail -n 20 "$CACHE/apt.log" >&2; die "installing $hdr failed"; }
 	rm -rf "$ROOT/var/tmp/debs"
 	mkdir -p "$ROOT/var/tmp/debs"
 	# The image package is only dependencies: the kernel is in
 	# linux-binary-V, its modules in linux-modules-V and linux-base-V.
-	in_root sh -c "cd /var/tmp/debs && apt-get -q download -t $SUITE-backports \
+	in_root "" sh -c "cd /var/tmp/debs && apt-get -q download -t $SUITE-backports \
 		linux-binary-$kver linux-modules-$kver linux-base-$kver linux-source-$series" \
 		>>"$CACHE/apt.log" 2>&1 || { tail -n 20 "$CACHE/apt.log" >&2; die "downloading Linux $kver failed"; }
 	kdir=$CACHE/kernels/$kver

@@ -68,9 +68,8 @@ for p in "$PATCHES"/*.patch; do
 	fi
 done
 log=$work/build.log
-if ! unshare -m sh -c 'mount -t proc proc "$1/proc" && shift && exec chroot "$@"' \
-	sh "$root" "$root" make -C "/lib/modules/$kver/build" M="/var/tmp/rv-rxe/$RXE" \
-	CONFIG_RDMA_RXE=m modules >"$log" 2>&1; then
+if ! "$HERE/../../toolchain.sh" --run make -C "/lib/modules/$kver/build" \
+	M="/var/tmp/rv-rxe/$RXE" -j"$(nproc)" CONFIG_RDMA_RXE=m modules >"$log" 2>&1; then
 	tail -n 30 "$log" >&2
 	die "building rdma_rxe for $kver failed"
 fi
