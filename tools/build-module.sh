@@ -38,6 +38,19 @@ while [ "$#" -gt 0 ]; do
 	esac
 done
 
+# ccache, when it is installed (RV_CCACHE=0: not used): the compiler a
+# kernel's headers name (gcc-12, x86_64-linux-gnu-gcc-12) is found first
+# in ccache's directory of compiler names (in the root: toolchain.sh
+# --run). The copies of the sources are the same bytes in every clone,
+# and ccache takes paths relative to the clone (CCACHE_BASEDIR), so a
+# fresh clone's builds are cache hits.
+ccache_dir=
+if [ "${RV_CCACHE:-1}" != 0 ] && [ -d /usr/lib/ccache ] && command -v ccache >/dev/null; then
+	ccache_dir=/usr/lib/ccache
+	export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$repo}
+	export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+fi
+
 # The root of tools/toolchain.sh, when it is set up.
 tc_root=$("$here/toolchain.sh" --env 2>/dev/null | sed -n 's/^RV_TC_ROOT=//p') || true
 
@@ -80,16 +93,13 @@ for kdir in "${kdirs[@]}"; do
 	rm -rf "$src/include/uapi"
 	cp -pr "$repo/include/uapi" "$src/include/"
 	cmd=(make -C "$kdir" M="$src/$mod")
+	[ -z "$ccache_dir" ] || cmd=(env PATH="$ccache_dir:$PATH" "${cmd[@]}")
 	if [ -n "$tc_root" ] && [[ "$kdir" == "$tc_root"/* ]]; then
-		# In the root: the work tree bound at /mnt/rv, /proc for objtool,
-		# in a mount namespace that ends with the build.
-		mkdir -p "$tc_root/mnt/rv"
-		cmd=(unshare -m sh -c 'mount --bind "$1" "$2/mnt/rv" &&
-			mount -t proc proc "$2/proc" && shift && exec chroot "$@"'
-			sh "$work" "$tc_root" make -C "${kdir#"$tc_root"}"
-			"M=/mnt/rv/src/$mod")
+		# In the root, the work tree bound at /mnt/rv.
+		cmd=("$here/toolchain.sh" --run --bind "$work"
+			make -C "${kdir#"$tc_root"}" "M=/mnt/rv/src/$mod")
 	fi
-	if "${cmd[@]}" CONFIG_INFINIBAND_RV=m W=1 \
+	if "${cmd[@]}" -j"$(nproc)" CONFIG_INFINIBAND_RV=m W=1 \
 		KCFLAGS=-Werror "$@" modules >"$work/build.log" 2>&1; then
 		cp -p "$src/$mod/rv.ko" "$work/rv.ko"
 		echo "$work/rv.ko"
