@@ -20,14 +20,6 @@ if [ -n "${RV_KUNIT_KO:-}" ]; then
 	RV_OUT=$RV_OUT/kunit "$here/../../kernel/kunit-guest.sh" >&2
 fi
 
-# kmemleak scans by itself a minute after boot and every 10 minutes
-# after, about 9 s of the emulated CPUs each time, beside the tests. The
-# suite's last group-check scans (twice) and reports what any group
-# leaked: that is enough.
-if [ -w /sys/kernel/debug/kmemleak ]; then
-	echo scan=off >/sys/kernel/debug/kmemleak
-fi
-
 echo "<5>rv-debug-suite: start" >/dev/kmsg
 
 # Not here: the tests that switch tracepoints on and off. That patches
