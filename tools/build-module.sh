@@ -93,11 +93,21 @@ for kdir in "${kdirs[@]}"; do
 	rm -rf "$src/include/uapi"
 	cp -pr "$repo/include/uapi" "$src/include/"
 	cmd=(make -C "$kdir" M="$src/$mod")
-	[ -z "$ccache_dir" ] || cmd=(env PATH="$ccache_dir:$PATH" "${cmd[@]}")
 	if [ -n "$tc_root" ] && [[ "$kdir" == "$tc_root"/* ]]; then
 		# In the root, the work tree bound at /mnt/rv.
 		cmd=("$here/toolchain.sh" --run --bind "$work"
 			make -C "${kdir#"$tc_root"}" "M=/mnt/rv/src/$mod")
+	elif [ -n "$ccache_dir" ] && [ "$(id -u)" = 0 ]; then
+		# kbuild before 6.13 compiles from the kernel's directory with
+		# the module's absolute paths, which name the clone: as root,
+		# the work tree goes to /mnt/rv of a private mount namespace
+		# (a tmpfs over /mnt), as in the root, so that every clone's
+		# objects are the same to ccache.
+		cmd=(unshare -m sh -c 'mount -t tmpfs rv /mnt && mkdir /mnt/rv &&
+			mount --bind "$1" /mnt/rv && shift && exec "$@"' sh "$work"
+			env PATH="$ccache_dir:$PATH" make -C "$kdir" "M=/mnt/rv/src/$mod")
+	elif [ -n "$ccache_dir" ]; then
+		cmd=(env PATH="$ccache_dir:$PATH" "${cmd[@]}")
 	fi
 	if "${cmd[@]}" -j"$(nproc)" CONFIG_INFINIBAND_RV=m W=1 \
 		KCFLAGS=-Werror "$@" modules >"$work/build.log" 2>&1; then
