@@ -12,7 +12,7 @@
 #   tools/toolchain.sh [--env | --update | --help]
 #   tools/toolchain.sh --run [--bind DIR] COMMAND...
 #
-# The cache is ${RV_TOOLCHAIN_CACHE:-/var/cache/rv/toolchain}:
+# The cache is ${RV_TOOLCHAIN_CACHE:-${RV_CACHE_DIR:-/var/cache/rv}/toolchain}:
 #   root/                 the trixie root (chroot): gcc-14, make, sparse,
 #                         ccache, /lib/modules/V/build (the headers)
 #   ccache/               the root's compiler cache
@@ -42,7 +42,7 @@ PROG=toolchain
 RECIPE=4
 MIRROR=${RV_TOOLCHAIN_MIRROR:-http://deb.debian.org/debian}
 SUITE=trixie
-CACHE=${RV_TOOLCHAIN_CACHE:-/var/cache/rv/toolchain}
+CACHE=${RV_TOOLCHAIN_CACHE:-${RV_CACHE_DIR:-/var/cache/rv}/toolchain}
 ROOT=$CACHE/root
 ENV_FILE=$CACHE/toolchain.env
 PKGS=gcc-14,make,libc6-dev,libelf-dev,sparse,ccache,ca-certificates,xz-utils

@@ -93,13 +93,13 @@ done
 
 # checkpatch.pl and its two data files from linux-source-6.1. Taking three
 # files out of the tarball unpacks all of it (about 15 s): done once per
-# version of the package, into a cache outside the clone when it can be
-# written (RV_CHECKPATCH_CACHE, default /var/cache/rv/checkpatch).
+# version of the package, into ${RV_CACHE_DIR:-/var/cache/rv}/checkpatch
+# when it can be written.
 cp=$build/checkpatch/checkpatch.pl
 if [ ! -x "$cp" ]; then
 	tarball=/usr/src/linux-source-6.1.tar.xz
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) || ver=unknown
-	cache=${RV_CHECKPATCH_CACHE:-/var/cache/rv/checkpatch}/$ver
+	cache=${RV_CACHE_DIR:-/var/cache/rv}/checkpatch/$ver
 	dir=$build/checkpatch
 	if [ -x "$cache/checkpatch.pl" ] || { mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; }; then
 		dir=$cache

@@ -10,7 +10,7 @@
 # SERIES is the newest 7.x (the default, "7": the source tools/toolchain.sh
 # fetched from Debian 13's backports), 6.12 or 6.1 (linux-source-SERIES
 # installed by make deps). The host's gcc builds it.
-# The cache directory is ${RV_KERNEL_CACHE:-/var/cache/rv/kernel}/KEY,
+# The cache directory is ${RV_KERNEL_CACHE:-${RV_CACHE_DIR:-/var/cache/rv}/kernel}/KEY,
 # where KEY is a sha256 over debug.config, the linux-source-SERIES package
 # version and this script's recipe number. It holds:
 #   build/               the O= object tree: KDIR for `make -C KDIR M=...`
@@ -32,7 +32,7 @@ PROG=debug-kernel
 RECIPE=1
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 FRAGMENT=$HERE/debug.config
-CACHE=${RV_KERNEL_CACHE:-/var/cache/rv/kernel}
+CACHE=${RV_KERNEL_CACHE:-${RV_CACHE_DIR:-/var/cache/rv}/kernel}
 VERBOSE=0
 
 T0=$(date +%s)

@@ -20,7 +20,9 @@
 #
 # Writes OUT/V/siw.ko (OUT: ${RV_BUILD_DIR:-build}/siw, V the kernel
 # release), built once and kept while the source it came from is the
-# same (OUT/V/stamp). When siw cannot be built, OUT/V/unavailable says why
+# same (OUT/V/stamp), and kept for other clones in
+# ${RV_CACHE_DIR:-/var/cache/rv}/siw/V when that can be written: taking
+# siw out of a tarball unpacks all of it. When siw cannot be built, OUT/V/unavailable says why
 # (the test prints it when it skips). The make output is in OUT/V/build.log.
 # stdout: the path of each siw.ko, one a line. Exit status 1 if any kernel
 # got none.
@@ -76,7 +78,7 @@ unavailable() {
 # build KDIR: OUT/V/siw.ko for the kernel of KDIR; 1 if there is none.
 build() {
 	local kdir=$1 kver work src srcdesc tarball series pkgver hdrver cc
-	local libcrc='' stamp
+	local libcrc='' stamp cache
 	kver=$(kernel_release "$kdir") || {
 		msg "$kdir is not a kernel build tree"
 		return 1
@@ -134,6 +136,14 @@ build() {
 		echo "$work/siw.ko"
 		return 0
 	fi
+	cache=${RV_CACHE_DIR:-/var/cache/rv}/siw/$kver
+	if [ -f "$cache/siw.ko" ] && [ "$(cat "$cache/stamp" 2>/dev/null)" = "$stamp" ]; then
+		rm -f "$work/unavailable" "$work/libcrc32c.ko"
+		cp -p "$cache"/*.ko "$work/"
+		echo "$stamp" >"$work/stamp"
+		echo "$work/siw.ko"
+		return 0
+	fi
 
 	msg "$kver: building siw.ko from $srcdesc with $cc"
 	rm -rf "$work/src" "$work/unavailable"
@@ -165,6 +175,11 @@ build() {
 			rm -f "$work/libcrc32c.ko"
 		fi
 		echo "$stamp" >"$work/stamp"
+		if mkdir -p "$cache.tmp.$$" 2>/dev/null; then
+			cp -p "$work"/*.ko "$work/stamp" "$cache.tmp.$$/" &&
+				rm -rf "$cache" && mv "$cache.tmp.$$" "$cache" ||
+				rm -rf "$cache.tmp.$$"
+		fi
 		echo "$work/siw.ko"
 		return 0
 	fi
