@@ -103,6 +103,7 @@ for kdir in "${kdirs[@]}"; do
 		# the work tree goes to /mnt/rv of a private mount namespace
 		# (a tmpfs over /mnt), as in the root, so that every clone's
 		# objects are the same to ccache.
+		# shellcheck disable=SC2016 # the inner shell expands them
 		cmd=(unshare -m sh -c 'mount -t tmpfs rv /mnt && mkdir /mnt/rv &&
 			mount --bind "$1" /mnt/rv && shift && exec "$@"' sh "$work"
 			env PATH="$ccache_dir:$PATH" make -C "$kdir" "M=/mnt/rv/src/$mod")

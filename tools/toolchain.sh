@@ -58,6 +58,7 @@ in_root() {
 	shift
 	[ "${RV_CCACHE:-1}" = 0 ] || path=/usr/lib/ccache:$path
 	mkdir -p "$ROOT/mnt/rv" "$ROOT/var/cache/rv-ccache" "$CACHE/ccache"
+	# shellcheck disable=SC2016 # the inner shell expands them
 	unshare -m sh -c 'root=$1 bind=$2 cc=$3 && shift 3 &&
 		mount -t proc proc "$root/proc" &&
 		mount --bind "$cc" "$root/var/cache/rv-ccache" &&

@@ -175,11 +175,12 @@ build() {
 			rm -f "$work/libcrc32c.ko"
 		fi
 		echo "$stamp" >"$work/stamp"
-		if mkdir -p "$cache.tmp.$$" 2>/dev/null; then
-			cp -p "$work"/*.ko "$work/stamp" "$cache.tmp.$$/" &&
-				rm -rf "$cache" && mv "$cache.tmp.$$" "$cache" ||
-				rm -rf "$cache.tmp.$$"
+		if mkdir -p "$cache.tmp.$$" 2>/dev/null &&
+		   cp -p "$work"/*.ko "$work/stamp" "$cache.tmp.$$/"; then
+			rm -rf "$cache"
+			mv "$cache.tmp.$$" "$cache"
 		fi
+		rm -rf "$cache.tmp.$$"
 		echo "$work/siw.ko"
 		return 0
 	fi
