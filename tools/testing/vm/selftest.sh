@@ -217,6 +217,18 @@ guest=tcg
 ! grep -q 'Hypervisor detected: KVM' "$LOG/boot/console.log" || guest=kvm
 tap_is "vm-run: the accelerator the probe chose is the one it names and the guest runs on" \
 	"$said|$used|$guest" "$accel|${accel%%:*}|${accel%%:*}"
+# Under TCG the guest's TSC is the host's: vm-run measures its rate
+# (tsc-khz.c) and the guest takes it (tsc_early_khz=) instead of its own
+# early calibration, which a busy host can throw far off.
+if [ "$used" = tcg ] && grep -qw constant_tsc /proc/cpuinfo; then
+	host_khz=$(sed -n 's/^vm-run: \[+[0-9.]*s\] guest TSC rate: the host.s, \([0-9]*\) kHz.*/\1/p' "$LOG/boot.err")
+	guest_khz=$(sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]*\) MHz TSC.*/\1\2/p' "$LOG/boot/console.log" | head -n 1)
+	tap_is "vm-run: a TCG guest's TSC rate is the host's, as measured (tsc_early_khz=)" \
+		"${guest_khz:-none}" "${host_khz:-unmeasured}"
+else
+	tap_skip "vm-run: a TCG guest's TSC rate is the host's, as measured (tsc_early_khz=)" \
+		"not TCG, or the host's TSC has no constant rate"
+fi
 # Without a usable KVM device vm-run falls back to TCG and says why.
 RV_VM_KVM_DEVICE=/nonexistent/kvm vmrun nokvm --out "$LOG/nokvm" -- true
 if [ "$VM_RC" = 0 ] &&
