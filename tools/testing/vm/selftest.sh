@@ -222,7 +222,10 @@ tap_is "vm-run: the accelerator the probe chose is the one it names and the gues
 # early calibration, which a busy host can throw far off.
 if [ "$used" = tcg ] && grep -qw constant_tsc /proc/cpuinfo; then
 	host_khz=$(sed -n 's/^vm-run: \[+[0-9.]*s\] guest TSC rate: the host.s, \([0-9]*\) kHz.*/\1/p' "$LOG/boot.err")
+	# "Detected X MHz TSC" when the CPU's own rate differs, else the
+	# one line "Detected X MHz processor" gives both.
 	guest_khz=$(sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]*\) MHz TSC.*/\1\2/p' "$LOG/boot/console.log" | head -n 1)
+	[ -n "$guest_khz" ] || guest_khz=$(sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]*\) MHz processor.*/\1\2/p' "$LOG/boot/console.log" | head -n 1)
 	tap_is "vm-run: a TCG guest's TSC rate is the host's, as measured (tsc_early_khz=)" \
 		"${guest_khz:-none}" "${host_khz:-unmeasured}"
 else
