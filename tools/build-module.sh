@@ -97,7 +97,8 @@ for kdir in "${kdirs[@]}"; do
 		# In the root, the work tree bound at /mnt/rv.
 		cmd=("$here/toolchain.sh" --run --bind "$work"
 			make -C "${kdir#"$tc_root"}" "M=/mnt/rv/src/$mod")
-	elif [ -n "$ccache_dir" ] && [ "$(id -u)" = 0 ]; then
+	elif [ -n "$ccache_dir" ] && [ "$(id -u)" = 0 ] && [ -d /mnt ] &&
+	     command -v unshare >/dev/null; then
 		# kbuild before 6.13 compiles from the kernel's directory with
 		# the module's absolute paths, which name the clone: as root,
 		# the work tree goes to /mnt/rv of a private mount namespace
