@@ -41,9 +41,11 @@ done
 # ccache, when it is installed (RV_CCACHE=0: not used): the compiler a
 # kernel's headers name (gcc-12, x86_64-linux-gnu-gcc-12) is found first
 # in ccache's directory of compiler names (in the root: toolchain.sh
-# --run). The copies of the sources are the same bytes in every clone,
-# and ccache takes paths relative to the clone (CCACHE_BASEDIR), so a
-# fresh clone's builds are cache hits.
+# --run). The copies of the sources are the same bytes in every clone;
+# for their paths to be the same too, builds as root (and in the root) run
+# at /mnt/rv (below), and elsewhere CCACHE_BASEDIR makes them relative to
+# the clone, which is enough from 6.13 on, where kbuild compiles from the
+# module's directory.
 ccache_dir=
 if [ "${RV_CCACHE:-1}" != 0 ] && [ -d /usr/lib/ccache ] && command -v ccache >/dev/null; then
 	ccache_dir=/usr/lib/ccache
