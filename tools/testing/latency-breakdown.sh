@@ -11,14 +11,14 @@
 # (default 8 B, 2000 round trips) with tracefs, and prints, for each
 # message, the medians of:
 #   ioctl entry (syscalls:sys_enter_ioctl of the posting process)
-#   -> ib_post_send returned (rv:rv_post_write)
+#   -> ib_post_send returned (rdma_rv:rv_post_write)
 #   -> the receiving QP's CQ handler (kprobe ib_cq_completion_workqueue
 #      or _softirq, as rv's cq_poll says)
-#   -> rv's receive callback (rv:rv_recv_cmpl)
+#   -> rv's receive callback (rdma_rv:rv_recv_cmpl)
 #   -> the event written to the receiver's ring (kretprobe rv_ring_post)
 #   -> the receiving process posts its answer (its next ioctl entry)
 # and on the sending side ib_post_send returned -> rv's send completion
-# (rv:rv_send_cmpl) -> its ring event. On rxe, kprobes on rxe_post_send,
+# (rdma_rv:rv_send_cmpl) -> its ring event. On rxe, kprobes on rxe_post_send,
 # rxe_rcv and rxe_cq_post split the driver's part. --rv-params: rv's
 # module parameters. The trace clock is `mono`, so
 # steps on different CPUs compare. Tracing itself adds a few
@@ -84,8 +84,8 @@ echo 8192 >"$T/buffer_size_kb"
 echo 'p:rvbd/cq_wq ib_cq_completion_workqueue' >>"$T/kprobe_events"
 echo 'p:rvbd/cq_sirq ib_cq_completion_softirq' >>"$T/kprobe_events"
 echo 'r:rvbd/ring_posted rv_ring_post' >>"$T/kprobe_events"
-for e in rvbd/cq_wq rvbd/cq_sirq rvbd/ring_posted rv/rv_post_write \
-	rv/rv_recv_cmpl rv/rv_send_cmpl syscalls/sys_enter_ioctl; do
+for e in rvbd/cq_wq rvbd/cq_sirq rvbd/ring_posted rdma_rv/rv_post_write \
+	rdma_rv/rv_recv_cmpl rdma_rv/rv_send_cmpl syscalls/sys_enter_ioctl; do
 	echo 1 >"$T/events/$e/enable"
 done
 # The driver's steps, on rxe: its post_send, a packet's arrival, a CQE.

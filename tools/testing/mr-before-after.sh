@@ -42,11 +42,11 @@ for ((r = 1; r <= rounds; r++)); do
 		fi
 		echo 8192 >"$t/buffer_size_kb"
 		echo >"$t/trace"
-		echo 1 >"$t/events/rv/rv_mr_cache/enable"
+		echo 1 >"$t/events/rdma_rv/rv_mr_cache/enable"
 		"$build/userspace/tests/vm/rv_vm_tests" \
 			--gtest_filter=HeldMr.KhugepagedScanning 2>&1 |
 			grep -E '^# held-mr|^(not )?ok'
-		echo 0 >"$t/events/rv/rv_mr_cache/enable"
+		echo 0 >"$t/events/rdma_rv/rv_mr_cache/enable"
 		printf 'trace:'
 		for op in hit miss recheck invalidate remove; do
 			printf ' %s %s' "$op" "$(grep -c "op=$op " "$t/trace")"

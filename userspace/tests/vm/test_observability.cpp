@@ -334,7 +334,7 @@ TEST(Observability, TracepointsReportEachStep)
 	RV_NODE_OR_SKIP(n0, 0);
 	RV_NODE_OR_SKIP(n1, 1);
 	const std::string t = tracefs();
-	const std::string events = t + "/events/rv";
+	const std::string events = t + "/events/rdma_rv";
 	expect_enums_as_numbers(events);
 
 	write_file(t + "/buffer_size_kb", "4096");

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rv tracepoints (system "rv"). docs/observability.md lists them; their
- * objects carry the same ids as /sys/kernel/debug/rv/: job, conn and qp.
+ * rv tracepoints, system "rdma_rv" (Runtime Verification has "rv").
+ * docs/observability.md lists them; their objects carry the same ids as
+ * /sys/kernel/debug/rv/: job, conn and qp.
  */
 #undef TRACE_SYSTEM
-#define TRACE_SYSTEM rv
+#define TRACE_SYSTEM rdma_rv
 
 #if !defined(RV_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
 #define RV_TRACE_H

@@ -56,8 +56,8 @@ trace_on() {
 	done
 	[ -n "$tracing" ] || return 0
 	echo 4096 >"$tracing/buffer_size_kb"
-	echo 1 >"$tracing/events/rv/rv_sconn_state/enable" &&
-		echo 1 >"$tracing/events/rv/rv_cm_event/enable" || tracing=
+	echo 1 >"$tracing/events/rdma_rv/rv_sconn_state/enable" &&
+		echo 1 >"$tracing/events/rdma_rv/rv_cm_event/enable" || tracing=
 	[ -n "$tracing" ] || tap_diag "no tracefs: rv's tracepoints are not recorded"
 }
 
