@@ -162,8 +162,9 @@ uninstall:
 		while read -r d; do rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
-# DKMS: the module's sources, dkms.conf and the uAPI header in
-# /usr/src/rv-VERSION, the layout dkms.conf builds from.
+# DKMS: the module's sources with the out-of-tree layer (compat/: its
+# Kbuild, which kbuild reads instead of the Makefile), dkms.conf and the
+# uAPI header in /usr/src/rv-VERSION, the layout dkms.conf builds from.
 dkms-source:
 	@test -n "$(VERSION)" || { echo "no version in userspace/CMakeLists.txt" >&2; exit 1; }
 	@grep -qx 'PACKAGE_VERSION="$(VERSION)"' dkms.conf || \
@@ -172,7 +173,8 @@ dkms-source:
 	install -D -m 0644 dkms.conf $(DKMS_SRC)/dkms.conf
 	install -D -m 0644 -t $(DKMS_SRC)/drivers/infiniband/ulp/rv \
 		$(MODDIR)/Makefile $(MODDIR)/Kconfig $(wildcard $(MODDIR)/*.h) \
-		$(filter-out %.mod.c,$(wildcard $(MODDIR)/*.c))
+		$(filter-out %.mod.c,$(wildcard $(MODDIR)/*.c)) \
+		compat/Kbuild $(wildcard compat/*.[ch])
 	install -D -m 0644 include/uapi/rdma/rv_user_ioctls.h \
 		$(DKMS_SRC)/include/uapi/rdma/rv_user_ioctls.h
 

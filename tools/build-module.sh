@@ -88,10 +88,13 @@ for kdir in "${kdirs[@]}"; do
 	for f in "$src/$mod"/*.[ch]; do
 		[ -e "$f" ] || continue
 		case "$f" in *.mod.c) continue ;; esac
-		[ -e "$repo/$mod/${f##*/}" ] || rm -f "$f" "${f%.c}.o"
+		[ -e "$repo/$mod/${f##*/}" ] || [ -e "$repo/compat/${f##*/}" ] ||
+			rm -f "$f" "${f%.c}.o"
 	done
+	# With the out-of-tree layer (compat/): its Kbuild, which kbuild
+	# reads instead of the Makefile, and its files.
 	cp -p "$repo/$mod"/*.[ch] "$repo/$mod/Makefile" "$repo/$mod/Kconfig" \
-		"$src/$mod/"
+		"$repo/compat/Kbuild" "$repo/compat"/*.[ch] "$src/$mod/"
 	rm -rf "$src/include/uapi"
 	cp -pr "$repo/include/uapi" "$src/include/"
 	cmd=(make -C "$kdir" M="$src/$mod")

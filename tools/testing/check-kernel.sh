@@ -119,7 +119,7 @@ if [ ! -x "$cp" ]; then
 		cp -p "$dir"/* "$build/checkpatch/"
 	fi
 fi
-mapfile -t files < <(git ls-files 'drivers/*.c' 'drivers/*.h' 'include/*.h')
+mapfile -t files < <(git ls-files 'drivers/*.c' 'drivers/*.h' 'compat/*.c' 'compat/*.h' 'include/*.h')
 step "checkpatch --strict on ${#files[@]} files"
 for f in "${files[@]}"; do
 	if out=$("$cp" --no-tree --strict --terse --show-types -f "$f" 2>&1); then

@@ -50,9 +50,7 @@
  *                            held across ib_destroy_cm_id(),
  *                            rdma_addr_cancel() or cancel_*_sync() of the
  *                            QP's own work, all of which wait for code
- *                            that takes it; on soft-RoCE before 6.4,
- *                            freeing a QP's CQ takes cpu_hotplug_lock
- *                            (cpus_read_lock) under it (rv_quirks.c)
+ *                            that takes it
  *   8. rv_sconn.lock       - spinlock (irqsave): a QP's state, send
  *                            credits and data path counters
  *   9. rv_mr_cache.lock    - spinlock (irqsave): one process's MR cache

@@ -6,8 +6,8 @@
  */
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/workqueue.h>
 
-#include "rv_compat.h"
 #include "rv_conn.h"
 
 /* Connection state machines, teardown and deferred frees. */
@@ -95,7 +95,7 @@ static int __init rv_init(void)
 	 * 6.1 lost 13 of 1444 grants after a link flap: not until that is
 	 * understood.)
 	 */
-	rv_wq = alloc_workqueue("rv", WQ_MEM_RECLAIM | RV_WQ_PERCPU, 0);
+	rv_wq = alloc_workqueue("rv", WQ_MEM_RECLAIM | WQ_PERCPU, 0);
 	if (!rv_wq)
 		return -ENOMEM;
 	rv_cm_init(rv_conn_listen_handler);

@@ -11,7 +11,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
-#include "rv_compat.h"
 #include "rv_mr_cache.h"
 
 #define PG		4096ULL
@@ -1217,7 +1216,7 @@ static void rv_mr_test_io_irq(struct kunit *test)
 	fake_invalidate(f, 0x20000, 0x21000);
 	KUNIT_EXPECT_TRUE(test, x->stale->stale);
 
-	rv_hrtimer_setup(&x->timer, rv_mr_test_irq_fn, CLOCK_MONOTONIC,
+	hrtimer_setup(&x->timer, rv_mr_test_irq_fn, CLOCK_MONOTONIC,
 			 HRTIMER_MODE_REL_SOFT);
 	hrtimer_start(&x->timer, ns_to_ktime(100 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_SOFT);

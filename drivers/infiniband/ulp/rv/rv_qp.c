@@ -11,7 +11,6 @@
 #include <linux/slab.h>
 
 #include "rv_conn.h"
-#include "rv_quirks.h"
 
 int rv_sconn_ctx_alloc(struct rv_sconn *s)
 {
@@ -136,7 +135,7 @@ void rv_qp_destroy(struct rv_sconn *s)
 	if (s->qp_inited)
 		ib_drain_qp(s->qp);
 	ib_destroy_qp(s->qp);
-	rv_quirk_free_cq(s->cq);
+	ib_free_cq(s->cq);
 	s->qp = NULL;
 	s->cq = NULL;
 }

@@ -49,8 +49,6 @@
 #include <rdma/ib_verbs.h>
 
 #include "rv.h"
-#include "rv_compat.h"
-#include "rv_quirks.h"
 
 /* Fault injection (debugfs rv/fail_reg_*), on kernels built for it. */
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
@@ -256,7 +254,7 @@ int rv_reg_qp_init(struct rv_job_dev *jdev)
 	if (IS_ERR(reg->qp)) {
 		ret = PTR_ERR(reg->qp);
 		reg->qp = NULL;
-		rv_quirk_free_cq(reg->cq);
+		ib_free_cq(reg->cq);
 		reg->cq = NULL;
 		goto err_mutex;
 	}
@@ -278,7 +276,7 @@ void rv_reg_qp_destroy(struct rv_job_dev *jdev)
 	if (!reg->qp)
 		return;
 	ib_destroy_qp(reg->qp);
-	rv_quirk_free_cq(reg->cq);
+	ib_free_cq(reg->cq);
 	reg->qp = NULL;
 	reg->cq = NULL;
 	mutex_destroy(&reg->mutex);
@@ -374,7 +372,7 @@ int rv_reg_user(struct rv_job_dev *jdev, u64 addr, u64 len, int access,
 			       1);
 	if (ret)
 		return ret;
-	r->umem = rv_umem_get_va(ibdev, addr, len, access);
+	r->umem = ib_umem_get_va(ibdev, addr, len, access);
 	if (IS_ERR(r->umem)) {
 		rv_rdmacg_uncharge(&r->rdmacg, ibdev);
 		return PTR_ERR(r->umem);

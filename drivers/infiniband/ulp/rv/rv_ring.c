@@ -15,7 +15,6 @@
 #include <linux/uaccess.h>
 
 #include "rv.h"
-#include "rv_compat.h"
 
 /* The entry layout of ABI 1.6 and older: packed, 65 bytes. */
 struct rv_event_legacy {
@@ -88,7 +87,7 @@ int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (test_and_set_bit(0, &ring->mapped))
 		return -EINVAL;
-	rv_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	/* What remap_vmalloc_range() does, which wants VM_USERMAP memory. */
 	for (off = 0; off < PAGE_ALIGN(ring->len) && !ret; off += PAGE_SIZE)
 		ret = vm_insert_page(vma, vma->vm_start + off,

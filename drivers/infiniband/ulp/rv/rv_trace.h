@@ -12,7 +12,6 @@
 
 #include <linux/tracepoint.h>
 
-#include "rv_compat.h"
 #include "rv_conn.h"
 
 /* Enums shown by name: each value is exported to trace tools. */
@@ -86,16 +85,18 @@ TRACE_EVENT(rv_attach,
 	    TP_STRUCT__entry(__field(u32, job)
 			     __field(pid_t, pid)
 			     __field(u32, rv_index)
-			     __string(device, dev_name(&user->jdev->dev->ib_dev->dev))
+			     __array(char, device, IB_DEVICE_NAME_MAX)
 			     __field(u32, port)),
 	    TP_fast_assign(__entry->job = user->jdev->id;
 			   __entry->pid = user->tgid;
 			   __entry->rv_index = user->rv_index;
-			   rv_assign_str(device, dev_name(&user->jdev->dev->ib_dev->dev));
+			   strscpy(__entry->device,
+				   dev_name(&user->jdev->dev->ib_dev->dev),
+				   IB_DEVICE_NAME_MAX);
 			   __entry->port = user->jdev->key.port_num;),
 	    TP_printk("job=%u pid=%d rv_index=%u device=%s port=%u",
 		      __entry->job, __entry->pid, __entry->rv_index,
-		      __get_str(device), __entry->port)
+		      __entry->device, __entry->port)
 );
 
 TRACE_EVENT(rv_detach,

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Device quirks: every workaround rv needs for one RDMA driver, or for
- * one driver on some kernels, and nothing else. The rest of rv is
- * written as it would be for any NIC and calls the small interface in
- * rv_quirks.h where a driver needs more than the verbs API promises.
- * Each quirk is compiled only for the kernels whose driver has the
- * defect (rv_compat.h says which).
+ * Driver defects of older kernels that the out-of-tree build works
+ * around (compat/Kbuild compiles this file only for the kernels that
+ * have one; rv_compat.h sends rv's calls here). In tree, and on newer
+ * kernels, rv calls the verbs API directly.
  *
  * Soft-RoCE (rdma_rxe), Linux 6.1 to 6.3: a CQ notification is handed to
  * a tasklet (cq->comp_task) that neither rxe_destroy_cq nor ib_free_cq
@@ -21,10 +19,9 @@
 #include <linux/interrupt.h>
 #include <linux/smp.h>
 
-#include "rv_compat.h"
-#include "rv_quirks.h"
+/* rv_compat.h, included first, renamed ib_free_cq() to this file's. */
+#undef ib_free_cq
 
-#ifdef RV_RXE_CQ_TASKLET
 struct rv_tasklet_barrier {
 	struct tasklet_struct tasklet;
 	struct completion done;
@@ -66,17 +63,16 @@ static void rv_tasklet_barrier(void)
 	/* The last run may still be leaving tasklet_action. */
 	tasklet_kill(&b.tasklet);
 }
-#endif
 
 /*
- * Free a CQ whose QP is destroyed. May sleep; on rxe before 6.4 it takes
- * cpu_hotplug_lock (see the locking order in rv.h).
+ * Free a CQ whose QP is destroyed. May sleep. On rxe it takes
+ * cpu_hotplug_lock: rv frees CQs under rv_sconn.mutex (7 in the locking
+ * order of rv.h), never under a spinlock, and cpu_hotplug_lock is never
+ * held around rv's code, so it nests under 7.
  */
 void rv_quirk_free_cq(struct ib_cq *cq)
 {
-#ifdef RV_RXE_CQ_TASKLET
 	if (cq->device->ops.driver_id == RDMA_DRIVER_RXE)
 		rv_tasklet_barrier();
-#endif
 	ib_free_cq(cq);
 }
