@@ -490,7 +490,7 @@ TEST(Observability, TraceCmdRecordsRvEvents)
 	const std::string dat = std::string(dir) + "/trace.dat";
 
 	const rv::test::ProcessResult rec = rv::test::run_process(
-		{tc, "record", "-q", "-e", "rv", "-o", dat, self,
+		{tc, "record", "-q", "-e", "rdma_rv", "-o", dat, self,
 		 "--gtest_filter=Attach.Psm3DefaultsWork"});
 	ASSERT_TRUE(rec.ok()) << rec.out << rec.err;
 	const rv::test::ProcessResult rep = rv::test::run_process({tc, "report", "-i", dat});
