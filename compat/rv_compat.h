@@ -13,6 +13,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -46,6 +47,15 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 	hrtimer_init(timer, clock, mode);
 	timer->function = fn;
 }
+#endif
+
+/*
+ * Typed allocation: kzalloc_obj() and kzalloc_objs() since 7.0. rv always
+ * passes the gfp flags.
+ */
+#ifndef RV_HAVE_KZALLOC_OBJ
+#define kzalloc_obj(p, gfp) kzalloc(sizeof(p), gfp)
+#define kzalloc_objs(p, n, gfp) kcalloc(n, sizeof(p), gfp)
 #endif
 
 /*

@@ -95,7 +95,7 @@ struct rv_owner *rv_owner_get(kuid_t uid)
 	if (o)
 		return o;
 
-	new = kzalloc(sizeof(*new), GFP_KERNEL);
+	new = kzalloc_obj(*new, GFP_KERNEL);
 	if (!new)
 		return NULL;
 	new->uid = uid;

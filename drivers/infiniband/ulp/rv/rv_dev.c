@@ -63,7 +63,7 @@ struct rv_device *rv_device_add(struct ib_device *ib_dev)
 {
 	struct rv_device *dev;
 
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	dev = kzalloc_obj(*dev, GFP_KERNEL);
 	if (!dev)
 		return NULL;
 	dev->ib_dev = ib_dev;

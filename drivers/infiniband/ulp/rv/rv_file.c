@@ -45,7 +45,7 @@ static int rv_open(struct inode *inode, struct file *filp)
 {
 	struct rv_file *rf;
 
-	rf = kzalloc(sizeof(*rf), GFP_KERNEL_ACCOUNT);
+	rf = kzalloc_obj(*rf, GFP_KERNEL_ACCOUNT);
 	if (!rf)
 		return -ENOMEM;
 	mutex_init(&rf->lock);

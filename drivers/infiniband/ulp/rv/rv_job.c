@@ -135,7 +135,7 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 		return jdev;
 	}
 
-	jdev = kzalloc(sizeof(*jdev), GFP_KERNEL_ACCOUNT);
+	jdev = kzalloc_obj(*jdev, GFP_KERNEL_ACCOUNT);
 	if (!jdev) {
 		jdev = ERR_PTR(-ENOMEM);
 		goto out_put_dev;

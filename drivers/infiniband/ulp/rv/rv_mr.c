@@ -124,7 +124,7 @@ static const struct mmu_interval_notifier_ops rv_mr_mni_ops = {
 
 static struct rv_mr_entry *rv_mr_alloc(struct rv_mr_cache *cache)
 {
-	struct rv_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	struct rv_mr *mr = kzalloc_obj(*mr, GFP_KERNEL_ACCOUNT);
 
 	return mr ? &mr->entry : NULL;
 }

@@ -66,7 +66,7 @@ static struct rv_mr_entry *fake_alloc(struct rv_mr_cache *cache)
 	fake_expect_unlocked(f);
 	if (f->alloc_fails)
 		return NULL;
-	fe = kzalloc(sizeof(*fe), GFP_KERNEL);
+	fe = kzalloc_obj(*fe, GFP_KERNEL);
 	if (!fe)
 		return NULL;
 	f->nalloc++;
@@ -1217,7 +1217,7 @@ static void rv_mr_test_io_irq(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, x->stale->stale);
 
 	hrtimer_setup(&x->timer, rv_mr_test_irq_fn, CLOCK_MONOTONIC,
-			 HRTIMER_MODE_REL_SOFT);
+		      HRTIMER_MODE_REL_SOFT);
 	hrtimer_start(&x->timer, ns_to_ktime(100 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_SOFT);
 	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&x->done, 10 * HZ),

@@ -27,8 +27,8 @@ int rv_sconn_ctx_alloc(struct rv_sconn *s)
 	/* The peer's writes and its heartbeat. */
 	s->rq_depth = depth + 1;
 
-	s->sctx = kcalloc(s->sq_depth, sizeof(*s->sctx), GFP_KERNEL_ACCOUNT);
-	s->rctx = kcalloc(s->rq_depth, sizeof(*s->rctx), GFP_KERNEL_ACCOUNT);
+	s->sctx = kzalloc_objs(*s->sctx, s->sq_depth, GFP_KERNEL_ACCOUNT);
+	s->rctx = kzalloc_objs(*s->rctx, s->rq_depth, GFP_KERNEL_ACCOUNT);
 	if (!s->sctx || !s->rctx) {
 		rv_sconn_ctx_free(s);
 		return -ENOMEM;

@@ -51,14 +51,33 @@
 #include "rv.h"
 
 /* Fault injection (debugfs rv/fail_reg_*), on kernels built for it. */
+enum rv_reg_fault {
+	RV_REG_FAIL_ALLOC_MR,
+	RV_REG_FAIL_POST,
+	RV_REG_FAIL_WC,
+	RV_REG_FAIL_NUM
+};
+
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-static DECLARE_FAULT_ATTR(rv_fail_reg_alloc_mr);
-static DECLARE_FAULT_ATTR(rv_fail_reg_post);
-static DECLARE_FAULT_ATTR(rv_fail_reg_wc);
-#define rv_reg_should_fail(attr) should_fail(&(attr), 1)
-#else
-#define rv_reg_should_fail(attr) false
+static struct fault_attr rv_reg_faults[RV_REG_FAIL_NUM] = {
+	[0 ... RV_REG_FAIL_NUM - 1] = FAULT_ATTR_INITIALIZER,
+};
+
+static const char * const rv_reg_fault_names[RV_REG_FAIL_NUM] = {
+	[RV_REG_FAIL_ALLOC_MR] = "fail_reg_alloc_mr",
+	[RV_REG_FAIL_POST] = "fail_reg_post",
+	[RV_REG_FAIL_WC] = "fail_reg_wc",
+};
 #endif
+
+static bool rv_reg_should_fail(enum rv_reg_fault f)
+{
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	return should_fail(&rv_reg_faults[f], 1);
+#else
+	return false;
+#endif
+}
 
 /*
  * Can rv serve @port of @ibdev? 0, or the errno ATTACH answers, with one
@@ -307,10 +326,10 @@ static int rv_reg_post(struct rv_job_dev *jdev, struct ib_mr *mr, int access)
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	wr.key = mr->rkey;
 	/* An injected failed completion: a key of another MR's index. */
-	if (rv_reg_should_fail(rv_fail_reg_wc))
+	if (rv_reg_should_fail(RV_REG_FAIL_WC))
 		wr.key ^= 0x100;
 	reinit_completion(&reg->done);
-	if (rv_reg_should_fail(rv_fail_reg_post))
+	if (rv_reg_should_fail(RV_REG_FAIL_POST))
 		ret = -EIO;
 	else
 		ret = ib_post_send(reg->qp, &wr.wr, NULL);
@@ -377,7 +396,7 @@ int rv_reg_user(struct rv_job_dev *jdev, u64 addr, u64 len, int access,
 		rv_rdmacg_uncharge(&r->rdmacg, ibdev);
 		return PTR_ERR(r->umem);
 	}
-	if (rv_reg_should_fail(rv_fail_reg_alloc_mr))
+	if (rv_reg_should_fail(RV_REG_FAIL_ALLOC_MR))
 		r->mr = ERR_PTR(-ENOMEM);
 	else
 		r->mr = ib_alloc_mr(jdev->pd, IB_MR_TYPE_MEM_REG,
@@ -413,9 +432,10 @@ err_umem:
 void rv_reg_debugfs_init(struct dentry *root)
 {
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-	fault_create_debugfs_attr("fail_reg_alloc_mr", root,
-				  &rv_fail_reg_alloc_mr);
-	fault_create_debugfs_attr("fail_reg_post", root, &rv_fail_reg_post);
-	fault_create_debugfs_attr("fail_reg_wc", root, &rv_fail_reg_wc);
+	int i;
+
+	for (i = 0; i < RV_REG_FAIL_NUM; i++)
+		fault_create_debugfs_attr(rv_reg_fault_names[i], root,
+					  &rv_reg_faults[i]);
 #endif
 }

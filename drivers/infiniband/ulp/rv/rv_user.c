@@ -242,7 +242,7 @@ static struct rv_user *rv_user_create(struct rv_job_dev *jdev,
 	u32 index;
 	int ret;
 
-	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
+	user = kzalloc_obj(*user, GFP_KERNEL_ACCOUNT);
 	if (!user)
 		return ERR_PTR(-ENOMEM);
 	/* As a uverbs context: a handle of the device. */
