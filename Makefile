@@ -50,7 +50,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
 .PHONY: all modules sparse userspace deps check check-full demo bench soak fuzz install \
-	uninstall dkms-source dkms-install dkms-uninstall clean help
+	uninstall dkms-source dkms-install dkms-uninstall upstream clean help
 
 all: modules userspace
 
@@ -67,10 +67,17 @@ help:
 	@echo "make install    install rv.ko, the uAPI header, librv and tools"
 	@echo "make uninstall  remove what make install installed"
 	@echo "make dkms-install  rv $(VERSION) with DKMS, for every kernel with headers"
+	@echo "make upstream   the patch series for the newest kernel, in build/upstream"
 	@echo "variables: KDIR=<kernel build dir> (default: every kernel with headers)"
 
 modules:
 	$(BUILD_MODULE)
+
+# The series for linux-rdma: tools/upstream/series.txt, written by
+# make-series.py against the newest linux-source (make deps), each patch
+# checked with that kernel's checkpatch.pl --strict.
+upstream: deps
+	RV_BUILD_DIR=$(BUILD) tools/upstream/upstream.sh
 
 # The same builds with sparse run on every file, its warnings fatal.
 sparse:
