@@ -10,7 +10,9 @@
 # registers memory only by fast registration: it imports ib_alloc_mr and
 # ib_map_mr_sg, and not ib_reg_user_mr (the only exported call that
 # reaches a driver's reg_user_mr, which irdma and mthca implement for
-# uverbs only: docs/rdma-drivers.md). TAP output;
+# uverbs only: docs/rdma-drivers.md), and the upstream series
+# (tools/upstream) is checkpatch-clean and builds in its in-tree form.
+# TAP output;
 # progress ("# check-kernel: [+N s] ...", the total at the end) on stderr.
 set -uo pipefail
 
@@ -129,4 +131,27 @@ for f in "${files[@]}"; do
 		indent <<<"$out"
 	fi
 done
+# The upstream series (make upstream): 7.3's checkpatch.pl --strict on
+# every patch, and its final state built in-tree form against 7.3 (every
+# patch's stage with RV_CHECK_FULL=1, make check-full).
+# renumber: a TAP stream's points as points of this one.
+renumber() {
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) ok "${line#* - }" ;;
+		"not ok "*) not_ok "${line#* - }" ;;
+		"Bail out!"*) not_ok "$1: ${line#Bail out! }" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done
+}
+step "make upstream: the series, checkpatch --strict on each patch"
+renumber "make upstream" < <(RV_BUILD_DIR=$build tools/upstream/upstream.sh 2>"$build/upstream.log" ||
+	echo "Bail out! tools/upstream/upstream.sh failed")
+last=--last
+[ "${RV_CHECK_FULL:-0}" = 0 ] || last=
+step "the series built in its in-tree form (tools/upstream/check-series.sh $last)"
+renumber "check-series" < <(tools/upstream/check-series.sh $last "$build/upstream" ||
+	echo "Bail out! tools/upstream/check-series.sh failed")
 echo "1..$n"

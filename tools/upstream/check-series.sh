@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-series.sh [--last] [OUT]: build every stage of the series make upstream
+# wrote (OUT, default build/upstream; its git/ repository tags each patch
+# patch-N), in its in-tree form: no compat layer, the uAPI header as the
+# series adds it. Against the newest kernel's headers (tools/toolchain.sh's
+# root, with the compiler they name), with W=1 and -Werror:
+#   - for every patch, each C file the series holds by then compiles on
+#     its own (kbuild single targets; the KUnit files need a kernel with
+#     KUnit and are left to the debug tier);
+#   - from the patch that adds the Makefile on, rv.ko builds and links.
+# --last: the last patch only, the series' final state (make check; make
+# check-full builds every stage). TAP on stdout, one point per patch.
+set -euo pipefail
+
+last=0
+if [ "${1:-}" = --last ]; then
+	last=1
+	shift
+fi
+
+here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=${1:-${RV_BUILD_DIR:-$top/build}/upstream}
+git=$out/git
+mod=drivers/infiniband/ulp/rv
+[ -d "$git/.git" ] || { echo "Bail out! no series in $out: run make upstream"; exit 1; }
+
+tc=$("$top/tools/toolchain.sh" --env) || { echo "Bail out! no 7.x root: run make deps"; exit 1; }
+kver=$(sed -n 's/^RV_TC_KVER=//p' <<<"$tc")
+kdir=/lib/modules/$kver/build
+
+mapfile -t tags < <(git -C "$git" tag -l 'patch-*' | sort -t- -k2 -n)
+total=${#tags[@]}
+[ "$last" = 0 ] || tags=("${tags[-1]}")
+stage=$out/stage
+echo "1..${#tags[@]}"
+n=0
+for tag in "${tags[@]}"; do
+	n=$((n + 1))
+	subject="patch ${tag#patch-}/$total, $(git -C "$git" log -1 --format=%s "$tag")"
+	rm -rf "$stage"
+	mkdir -p "$stage"
+	git -C "$git" archive "$tag" | tar -x -C "$stage"
+	if [ ! -d "$stage/$mod" ]; then
+		echo "ok $n - $subject: no C file yet"
+		continue
+	fi
+	objs=()
+	for c in "$stage/$mod"/*.c; do
+		[ -e "$c" ] || continue
+		case "$c" in *_test.c) continue ;; esac
+		c=${c##*/}
+		objs+=("${c%.c}.o")
+	done
+	if [ -f "$stage/$mod/Makefile" ]; then
+		what="rv.ko builds and links"
+		targets=(modules)
+	else
+		what="${#objs[@]} files compile"
+		targets=("${objs[@]}")
+		# No Makefile yet: the flags the Makefile will give them.
+		# shellcheck disable=SC2016 # kbuild expands it
+		printf 'CFLAGS_rv_trace.o := -I$(src)\n' >"$stage/$mod/Kbuild"
+	fi
+	if [ "${#targets[@]}" = 0 ]; then
+		echo "ok $n - $subject: no C file yet"
+		continue
+	fi
+	log=$out/stage-$n.log
+	if "$top/tools/toolchain.sh" --run --bind "$stage" \
+		make -C "$kdir" M="/mnt/rv/$mod" -j"$(nproc)" W=1 \
+		KCFLAGS="-Werror -I/mnt/rv/include/uapi" \
+		CONFIG_INFINIBAND_RV=m "${targets[@]}" >"$log" 2>&1 &&
+	   ! grep -q 'warning:' "$log"; then
+		echo "ok $n - $subject: $what ($kver, W=1)"
+	else
+		echo "not ok $n - $subject: $what ($kver, W=1)"
+		tail -n 30 "$log" | sed 's/^/# /'
+	fi
+done
