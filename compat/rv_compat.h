@@ -13,6 +13,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
@@ -56,6 +57,15 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #ifndef RV_HAVE_KZALLOC_OBJ
 #define kzalloc_obj(p, gfp) kzalloc(sizeof(p), gfp)
 #define kzalloc_objs(p, n, gfp) kcalloc(n, sizeof(p), gfp)
+#endif
+
+/*
+ * A module imports a symbol namespace by its name as a string since 6.13;
+ * before, MODULE_IMPORT_NS() stringified an identifier.
+ */
+#ifndef RV_HAVE_IMPORT_NS_STRING
+#undef MODULE_IMPORT_NS
+#define MODULE_IMPORT_NS(ns) MODULE_INFO(import_ns, ns)
 #endif
 
 /*

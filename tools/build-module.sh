@@ -15,7 +15,8 @@
 # OUT/V/rv.ko, V being the tree's kernel release; OUT defaults to
 # ${RV_BUILD_DIR:-build}/modules. Warnings are errors (W=1 -Werror); the
 # arguments after -- go to kbuild (e.g. C=2, or
-# CONFIG_INFINIBAND_RV_KUNIT_TEST=y). The make output is in OUT/V/build.log.
+# CONFIG_INFINIBAND_RV_KUNIT_TEST=m, which adds OUT/V/rv_kunit.ko, the
+# KUnit suites). The make output is in OUT/V/build.log.
 # stdout: the path of each module built, one a line.
 
 set -euo pipefail
@@ -119,6 +120,11 @@ for kdir in "${kdirs[@]}"; do
 	if "${cmd[@]}" -j"$(nproc)" CONFIG_INFINIBAND_RV=m W=1 \
 		KCFLAGS=-Werror "$@" modules >"$work/build.log" 2>&1; then
 		cp -p "$src/$mod/rv.ko" "$work/rv.ko"
+		# The KUnit suites' module, when asked for, beside it.
+		rm -f "$work/rv_kunit.ko"
+		if [[ " $* " == *" CONFIG_INFINIBAND_RV_KUNIT_TEST=m "* ]]; then
+			cp -p "$src/$mod/rv_kunit.ko" "$work/rv_kunit.ko"
+		fi
 		echo "$work/rv.ko"
 	else
 		sed 's/^/  /' "$work/build.log" | tail -n 30 >&2

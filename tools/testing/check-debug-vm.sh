@@ -46,14 +46,12 @@ if [ ! -d "$RV_DEBUG_KDIR" ] || [ ! -d "$RV_DEBUG_DIR" ]; then
 	bail "debug-kernel.sh gave no kernel"
 fi
 
-step "building rv.ko against $RV_DEBUG_KVER"
-ko=$("$top/tools/build-module.sh" -o "$build/modules" "$RV_DEBUG_KDIR") ||
+step "building rv.ko and rv_kunit.ko (its KUnit suites) against $RV_DEBUG_KVER"
+ko=$("$top/tools/build-module.sh" -o "$build/modules" "$RV_DEBUG_KDIR" \
+	-- CONFIG_INFINIBAND_RV_KUNIT_TEST=m) ||
 	bail "building rv.ko for the debug kernel failed"
-
-step "building rv.ko with its KUnit suites against $RV_DEBUG_KVER"
-kunit_ko=$("$top/tools/build-module.sh" -o "$build/kunit-$series/modules" "$RV_DEBUG_KDIR" \
-	-- CONFIG_INFINIBAND_RV_KUNIT_TEST=y) ||
-	bail "building rv.ko with KUnit for the debug kernel failed"
+kunit_ko=${ko%/*}/rv_kunit.ko
+[ -f "$kunit_ko" ] || bail "no $kunit_ko"
 
 step "building siw.ko against $RV_DEBUG_KVER (tools/testing/kernel/siw.sh)"
 "$top/tools/testing/kernel/siw.sh" -o "$build/siw" "$RV_DEBUG_KDIR" >/dev/null ||

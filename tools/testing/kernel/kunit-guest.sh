@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The guest half of kunit.sh; runs inside a vm-run VM booted with the debug
-# kernel. Loads RV_KUNIT_KO (rv.ko built with the KUnit suites, which run
-# while the module loads), saves the suites' results, unloads it and
-# saves what kmemleak finds. Everything goes to files in RV_OUT; kunit.sh
+# kernel. Loads RV_KO (rv.ko) and RV_KUNIT_KO (rv_kunit.ko, the KUnit
+# suites, which run while it loads), saves the suites' results, unloads
+# both and saves what kmemleak finds. Everything goes to files in RV_OUT; kunit.sh
 # reads them on the host:
 #   kunit-results-SUITE.txt  /sys/kernel/debug/kunit/SUITE/results (KTAP),
 #                       for each of RV_KUNIT_SUITES (default: every
@@ -16,6 +16,7 @@
 
 set -u
 
+rv_ko=${RV_KO:?}
 ko=${RV_KUNIT_KO:?}
 suites=${RV_KUNIT_SUITES:-}
 out=${RV_OUT:?}
@@ -27,13 +28,14 @@ rm -f "$out"/kunit-results*.txt "$out/kmemleak.txt" "$out/dmesg-guest.txt"
 echo "<5>rv-kunit: start" >/dev/kmsg
 
 # rv.ko's dependencies (ib_core, ...) come from the debug kernel's modules.
-IFS=, read -r -a deps <<<"$(modinfo -F depends "$ko")"
+IFS=, read -r -a deps <<<"$(modinfo -F depends "$rv_ko")"
 if [ "${#deps[@]}" -gt 0 ]; then
 	modprobe -a "${deps[@]}" || echo "modprobe ${deps[*]} failed"
 fi
 
 rc=0
-insmod "$ko" || rc=$?
+insmod "$rv_ko" || rc=$?
+[ "$rc" != 0 ] || insmod "$ko" || rc=$?
 echo "insmod $rc" >>"$status"
 # Without a list: every rv suite the module registered.
 if [ -z "$suites" ]; then
@@ -51,7 +53,8 @@ for suite in $suites; do
 done
 if [ "$rc" = 0 ]; then
 	rc=0
-	rmmod rv || rc=$?
+	rmmod rv_kunit || rc=$?
+	[ "$rc" != 0 ] || rmmod rv || rc=$?
 	echo "rmmod $rc" >>"$status"
 fi
 

@@ -8,10 +8,11 @@
 #   tools/testing/kernel/kunit.sh
 #
 # Builds the debug kernel if it is not cached yet (debug-kernel.sh), builds
-# rv.ko with CONFIG_INFINIBAND_RV_KUNIT_TEST=y against it from a copy of the
-# module's sources (so that the tree's own objects, built for Debian's
-# kernel, are left alone), boots the debug kernel with vm-run, loads rv.ko
-# (the suites run while it loads), unloads it and has kmemleak scan.
+# rv.ko and rv_kunit.ko (CONFIG_INFINIBAND_RV_KUNIT_TEST=m) against it from
+# a copy of the module's sources (so that the tree's own objects, built for
+# Debian's kernel, are left alone), boots the debug kernel with vm-run,
+# loads rv.ko and rv_kunit.ko (the suites run while it loads), unloads
+# both and has kmemleak scan.
 #
 # stdout is TAP only: one "ok N - SUITE.CASE" per test case, then
 # "ok N - rv.rmmod" and "ok N - rv.kernel_log" (no KASAN, lockdep, kmemleak
@@ -19,8 +20,9 @@
 # /sys/kernel/debug/kmemleak), then the plan. Progress goes to stderr.
 # Exit status: 0 iff every test point passed.
 #
-# RV_KUNIT_KO=/path/rv.ko: test that module instead of building one (it
-# must lie where the guest sees it: not below /tmp or /run).
+# RV_KUNIT_KO=/path/rv_kunit.ko: test that module instead of building one,
+# with the rv.ko beside it (both must lie where the guest sees them: not
+# below /tmp or /run).
 #
 # RV_KUNIT_FROM=DIR: boot nothing; report what the debug tier's boot left
 # in DIR (check-debug-vm.sh runs kunit-guest.sh first in its VM, which
@@ -81,9 +83,10 @@ fi
 
 # 2. rv.ko with the suite, from a copy of the sources.
 build_ko() {
-	msg "building rv.ko with the KUnit suite against $RV_DEBUG_KVER"
+	msg "building rv.ko and rv_kunit.ko against $RV_DEBUG_KVER"
 	KO=$("$HERE/../../build-module.sh" -o "$WORK/modules" "$RV_DEBUG_KDIR" \
-		-- CONFIG_INFINIBAND_RV_KUNIT_TEST=y) || bail "building rv.ko failed"
+		-- CONFIG_INFINIBAND_RV_KUNIT_TEST=m) || bail "building rv.ko failed"
+	KO=${KO%/*}/rv_kunit.ko
 }
 
 KO=${RV_KUNIT_KO:-}
@@ -103,7 +106,7 @@ if [ -z "${RV_KUNIT_FROM:-}" ]; then
 		"$OUT/dmesg-guest.txt"
 	msg "booting the debug kernel (about a minute under TCG)"
 	vm_rc=0
-	RV_KUNIT_KO=$KO RV_KUNIT_SUITES=$SUITES \
+	RV_KUNIT_KO=$KO RV_KO=${KO%/*}/rv.ko RV_KUNIT_SUITES=$SUITES \
 		"$REPO/tools/testing/vm/vm-run" --kernel-dir "$RV_DEBUG_DIR" --out "$OUT" \
 		--timeout 1200 -- "$HERE/kunit-guest.sh" >"$OUT/guest.log" 2>&1 || vm_rc=$?
 	[ "$vm_rc" = 0 ] || msg "vm-run exited with status $vm_rc (log: $OUT/guest.log)"

@@ -96,6 +96,7 @@ VISIBLE_IF_KUNIT bool rv_job_matches(const struct rv_job_dev *jdev,
 	       rv_job_key_matches(jdev, key->port_num, key->service_id,
 				  key->job_key, key->job_key_len);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_job_matches);
 
 static bool rv_job_agrees(const struct rv_job_params *a,
 			  const struct rv_job_params *b)

@@ -20,6 +20,7 @@
  * (its own lock nested inside), and its handles are reserved outside
  * cache->lock, where allocating may sleep.
  */
+#include <kunit/visibility.h>
 #include <linux/bug.h>
 #include <linux/err.h>
 #include <linux/errno.h>
@@ -190,6 +191,7 @@ void rv_mr_cache_init(struct rv_mr_cache *cache,
 	memset(&cache->stats, 0, sizeof(cache->stats));
 	cache->stats.limit_cache_size = min_t(u64, limit_bytes >> 20, U32_MAX);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_init);
 
 void rv_mr_cache_destroy_list(struct rv_mr_cache *cache,
 			      struct list_head *dead)
@@ -202,6 +204,7 @@ void rv_mr_cache_destroy_list(struct rv_mr_cache *cache,
 		cache->ops->free(cache, e);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_destroy_list);
 
 /* A live entry containing [addr, addr + len) with exactly @access. */
 static struct rv_mr_entry *rv_mr_find(struct rv_mr_cache *cache, u64 addr,
@@ -274,6 +277,7 @@ struct rv_mr_entry *rv_mr_cache_hit_locked(struct rv_mr_cache *cache,
 	rv_mr_hit(cache, e);
 	return e;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_hit_locked);
 
 /*
  * The live entry @e, found by REG_MEM, is marked for a recheck. Called and
@@ -455,6 +459,7 @@ fail:
 	spin_unlock_irqrestore(&cache->lock, flags);
 	return ERR_PTR(ret);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_reg);
 
 int rv_mr_cache_dereg(struct rv_mr_cache *cache, u32 handle, u64 addr,
 		      u64 len, u32 access)
@@ -476,6 +481,7 @@ int rv_mr_cache_dereg(struct rv_mr_cache *cache, u32 handle, u64 addr,
 	rv_mr_cache_destroy_list(cache, &dead);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_dereg);
 
 struct rv_mr_entry *rv_mr_cache_get_io(struct rv_mr_cache *cache, u32 handle,
 				       u64 addr, u64 len, u32 access)
@@ -496,6 +502,7 @@ struct rv_mr_entry *rv_mr_cache_get_io(struct rv_mr_cache *cache, u32 handle,
 	spin_unlock_irqrestore(&cache->lock, flags);
 	return e;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_get_io);
 
 bool rv_mr_cache_put_io(struct rv_mr_cache *cache, struct rv_mr_entry *e,
 			struct list_head *dead)
@@ -511,6 +518,7 @@ bool rv_mr_cache_put_io(struct rv_mr_cache *cache, struct rv_mr_entry *e,
 	spin_unlock_irqrestore(&cache->lock, flags);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_put_io);
 
 bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
 				   u64 end, enum rv_mr_inval how,
@@ -541,6 +549,7 @@ bool rv_mr_cache_invalidate_locked(struct rv_mr_cache *cache, u64 start,
 	}
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_invalidate_locked);
 
 /*
  * Report what was evicted, then destroy it. 0, or -ENOENT if nothing was
@@ -601,12 +610,14 @@ int rv_mr_cache_evict_exact(struct rv_mr_cache *cache, u64 addr, u64 len,
 {
 	return rv_mr_evict_search(cache, addr, len, true, access, bytes, count);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_evict_exact);
 
 int rv_mr_cache_evict_range(struct rv_mr_cache *cache, u64 addr, u64 len,
 			    u64 *bytes, u32 *count)
 {
 	return rv_mr_evict_search(cache, addr, len, false, 0, bytes, count);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_evict_range);
 
 int rv_mr_cache_evict_amount(struct rv_mr_cache *cache, u64 bytes_wanted,
 			     u32 count_wanted, u64 *bytes, u32 *count)
@@ -630,6 +641,7 @@ int rv_mr_cache_evict_amount(struct rv_mr_cache *cache, u64 bytes_wanted,
 	return rv_mr_evict_done(cache, &dead, evicted_bytes, evicted_count,
 				bytes, count);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_evict_amount);
 
 void rv_mr_cache_get_stats(struct rv_mr_cache *cache,
 			   struct rv_cache_stats_params_out *out)
@@ -640,6 +652,7 @@ void rv_mr_cache_get_stats(struct rv_mr_cache *cache,
 	*out = cache->stats;
 	spin_unlock_irqrestore(&cache->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_get_stats);
 
 void rv_mr_cache_deinit(struct rv_mr_cache *cache)
 {
@@ -662,3 +675,4 @@ void rv_mr_cache_deinit(struct rv_mr_cache *cache)
 	rv_mr_cache_destroy_list(cache, &dead);
 	xa_destroy(&cache->handles);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_mr_cache_deinit);

@@ -8,6 +8,7 @@
 #include <linux/err.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
@@ -1574,3 +1575,8 @@ static struct kunit_suite rv_mr_cache_test_suite = {
 };
 
 kunit_test_suite(rv_mr_cache_test_suite);
+
+/* The module rv_kunit: this file's suite and those of the other *_test.c. */
+MODULE_DESCRIPTION("KUnit tests for rv");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");

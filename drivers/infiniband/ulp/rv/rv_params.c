@@ -6,6 +6,7 @@
  * the per-user limits, which an admin may change while jobs run (a
  * change applies to what is created after it).
  */
+#include <kunit/visibility.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
 #include <linux/stringify.h>
@@ -51,6 +52,9 @@ struct rv_params rv_params = {
 	.max_qps_per_user = RV_MAX_QPS_PER_USER_DEF,
 	.cq_poll = IB_POLL_WORKQUEUE,
 };
+
+/* The KUnit suites of ATTACH's defaults set it for a case, and restore it. */
+EXPORT_SYMBOL_IF_KUNIT(rv_params);
 
 struct rv_uint_range {
 	unsigned int *val;

@@ -40,6 +40,7 @@
  * its page list, so that a range of that length fits whatever its offset
  * within a page (rv_reg_max_fmr_size()).
  */
+#include <kunit/visibility.h>
 #include <linux/netdevice.h>
 /* After netdevice.h: Linux 6.1's needs bool and gfp_t declared. */
 #include <linux/fault-inject.h>
@@ -123,6 +124,7 @@ u32 rv_reg_max_pages(const struct ib_device_attr *attrs, u32 fr_page_list_len)
 		return 0;
 	return fr_page_list_len ? min(fr_page_list_len, dev) : dev;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_reg_max_pages);
 
 /**
  * rv_reg_max_fmr_size - the largest MR of a process, in bytes
@@ -144,12 +146,14 @@ u64 rv_reg_max_fmr_size(u32 max_pages, u64 max_mr_size, u64 cache_bytes)
 		size = min(size, max_mr_size);
 	return min(size, cache_bytes);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_reg_max_fmr_size);
 
 /* Pages that [@addr, @addr + @len) touches; @len > 0, no wrap. */
 u64 rv_reg_npages(u64 addr, u64 len)
 {
 	return ((addr + len - 1) >> PAGE_SHIFT) - (addr >> PAGE_SHIFT) + 1;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_reg_npages);
 
 static void rv_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {

@@ -10,6 +10,7 @@
  * written completely before the new tail is published with release
  * ordering; the consumer reads tail with acquire ordering.
  */
+#include <kunit/visibility.h>
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/uaccess.h>
@@ -48,6 +49,7 @@ unsigned int rv_event_stride(u32 abi_version)
 		return sizeof(struct rv_event);
 	return RV_EVENT_LEGACY_SIZE;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_event_stride);
 
 int rv_ring_init(struct rv_ring *ring, u32 num, u32 abi_version)
 {
@@ -64,12 +66,14 @@ int rv_ring_init(struct rv_ring *ring, u32 num, u32 abi_version)
 		return -ENOMEM;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_ring_init);
 
 void rv_ring_free(struct rv_ring *ring)
 {
 	vfree(ring->buf);
 	ring->buf = NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_ring_free);
 
 /*
  * The one mapping of the ring: shared, offset 0, exactly the pages of the
@@ -178,6 +182,7 @@ bool rv_ring_post(struct rv_ring *ring, u8 event_type,
 	spin_unlock_irqrestore(&ring->lock, flags);
 	return added;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_ring_post);
 
 long rv_ioctl_get_event_stats(const struct rv_ioctl_ctx *ctx)
 {

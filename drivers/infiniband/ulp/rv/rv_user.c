@@ -78,6 +78,7 @@ VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
 	req->loc_addr = in->loc_addr;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_attach_parse);
 
 /*
  * May the caller listen on @service_id? Any uid may use the default and
@@ -96,6 +97,7 @@ VISIBLE_IF_KUNIT int rv_service_id_check(u64 service_id)
 		return 0;
 	return capable(CAP_NET_BIND_SERVICE) ? 0 : -EACCES;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_service_id_check);
 
 /*
  * A RoCE GID is an address of its netdev: usable only from the netdev's

@@ -2,6 +2,7 @@
 /*
  * CM private data of rv's REQs and REJs (rv_wire.h).
  */
+#include <kunit/visibility.h>
 #include <linux/errno.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
@@ -19,6 +20,7 @@ void rv_req_pdata_init(struct rv_req_pdata *pd, const struct rv_req_info *info)
 	memcpy(pd->job_key, info->job_key, pd->job_key_len);
 	pd->uid = cpu_to_be32(info->uid);
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_req_pdata_init);
 
 /**
  * rv_req_pdata_parse - check a REQ's private data
@@ -44,6 +46,7 @@ int rv_req_pdata_parse(const void *data, struct rv_req_info *info)
 	info->uid = be32_to_cpu(pd->uid);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_req_pdata_parse);
 
 void rv_rej_pdata_init(struct rv_rej_pdata *pd, u8 reason)
 {
@@ -52,6 +55,7 @@ void rv_rej_pdata_init(struct rv_rej_pdata *pd, u8 reason)
 	pd->version = RV_CM_VERSION;
 	pd->reason = reason;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_rej_pdata_init);
 
 /*
  * The private data of a consumer-defined REJ: may the initiator try
@@ -65,3 +69,4 @@ bool rv_rej_pdata_is_final(const void *data)
 		return true;
 	return pd->reason != RV_REJ_RETRY && pd->reason != RV_REJ_LOCAL;
 }
+EXPORT_SYMBOL_IF_KUNIT(rv_rej_pdata_is_final);
