@@ -176,10 +176,10 @@ hold() {
 if ! wait_qps 0 30; then
 	tap_diag "RC QPs before the start: $(rdma res show qp 2>&1)"
 fi
-hold 1 0
-hold 4 0
-hold 16 0
-hold 4 2
+# RV_CONN_SH_HOLDS: the phases, N:NUM_CONN (0: the module's default).
+for h in ${RV_CONN_SH_HOLDS:-1:0 4:0 16:0 4:2}; do
+	hold "${h%%:*}" "${h#*:}"
+done
 
 # transfer FROM TO BYTES: a verified transfer; rcvd_pkts of both.
 transfer() {

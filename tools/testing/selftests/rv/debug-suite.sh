@@ -33,6 +33,14 @@ export GTEST_FILTER=${GTEST_FILTER:--Observability.Trace*}
 # workqueue, do not. Every group's insmod takes these.
 export RV_INSMOD_ARGS=${RV_INSMOD_ARGS-cq_poll=softirq}
 
+# What repeats a code path with other numbers only, and takes the debug
+# kernel minutes under TCG, runs on Debian's kernels: the loads at each
+# parameter's bounds (module_load.sh), conn.sh's phase of 4 processes
+# with the default num_conn (1 and 16 processes, and 4 with num_conn 2,
+# stay).
+export RV_MODULE_LOAD_BOUNDS=${RV_MODULE_LOAD_BOUNDS:-0}
+export RV_CONN_SH_HOLDS=${RV_CONN_SH_HOLDS:-1:0 16:0 4:2}
+
 # The groups, each after a bed check and followed by group-check.sh. Last,
 # the cases that change the nodes (conn-fault.sh: device removal, driver
 # unload), which on Debian's kernels get a VM each.

@@ -13,7 +13,8 @@ rvinfo=${RV_RVINFO:-${RV_BUILD_DIR:-$top/build}/userspace/tools/rvinfo}
 
 # shellcheck disable=SC2086 # a list of module parameters
 insmod "$ko" ${RV_INSMOD_ARGS:-} || { echo "not ok 1 - insmod rv.ko"; exit 1; }
-RV_RVINFO=$rvinfo "$tests"
+# Each test's time, for whoever trims a bed: RV_OUT/gtest-ioctl.json.
+RV_RVINFO=$rvinfo "$tests" --gtest_output="json:${RV_OUT:-/tmp}/gtest-ioctl.json"
 rc=$?
 rmmod rv || { echo "# rmmod rv failed after the ioctl tests"; rc=1; }
 exit $rc

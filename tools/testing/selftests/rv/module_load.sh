@@ -111,8 +111,17 @@ else
 	tap_not_ok "rmmod rv after close, /dev/rv gone"
 fi
 
-# Every parameter at both bounds loads and reads back.
-for b in "${bounds[@]}"; do
+# Every parameter at both bounds loads and reads back. RV_MODULE_LOAD_BOUNDS=0
+# (the debug tier): not these 14 loads, which run the same load path as
+# the defaults' with other numbers; Debian's kernels run them.
+in_range=("${bounds[@]}")
+sids=(0x1 0xffffffffffffffff)
+if [ "${RV_MODULE_LOAD_BOUNDS:-1}" = 0 ]; then
+	tap_skip "every parameter at its bounds, service_id at its ends" \
+		"RV_MODULE_LOAD_BOUNDS=0: run on Debian's kernels"
+	in_range=() sids=()
+fi
+for b in "${in_range[@]}"; do
 	read -r name lo hi _ <<<"$b"
 	for v in "$lo" "$hi"; do
 		if insmod "$ko" "$name=$v" &&
@@ -124,7 +133,7 @@ for b in "${bounds[@]}"; do
 		fi
 	done
 done
-for v in 0x1 0xffffffffffffffff; do
+for v in "${sids[@]}"; do
 	if insmod "$ko" "service_id=$v" && unload; then
 		tap_ok "insmod service_id=$v"
 	else
