@@ -1160,7 +1160,19 @@ TEST(Kill, WithRegisteredMrsInUse)
 		const std::uint64_t rx = rcvd_pkts(b.dev);
 		child.chan().send(msg_user,
 				  WriteTarget{buf.addr(), rmr->rkey(), me->attach().rv_index});
-		child.chan().expect(msg_ready, seconds(180));
+		// The writing process says when 8 writes completed; if it never
+		// does, what it saw and the receiver's connection name why.
+		try {
+			child.chan().expect(msg_ready, seconds(180));
+		} catch (const std::exception &e) {
+			FAIL() << e.what() << ": the writing process posted "
+			       << sh->posts << ", saw " << sh->cqe_ok << " completions and "
+			       << sh->cqe_err << " errors, " << sh->post_fail
+			       << " posts failed (last: " << std::strerror(sh->post_errno)
+			       << "), REG_MEM " << sh->reg.regs << " in "
+			       << phase_name(sh->reg.phase) << "; the receiver's connection: "
+			       << to_string(me->conn().stats());
+		}
 		const auto d = milliseconds(rng() % 101);
 		std::this_thread::sleep_for(d);
 		child.kill(SIGKILL);
