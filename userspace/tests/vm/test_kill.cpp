@@ -1045,6 +1045,7 @@ struct FloodShared {
 // still moves without a QP going seconds without a completion. Every MR
 // fits in max_fmr_size of soft-RoCE (511 pages), and no write ends at the
 // end of an MR (see small_spec()).
+constexpr std::uint32_t flood_q_depth = 64;	// fewer than ring entries
 constexpr std::uint64_t flood_src_mrs = 4;
 constexpr std::uint64_t flood_mr_len = slot_bytes(2);
 constexpr std::uint64_t flood_write = 64 * KiB;
@@ -1087,8 +1088,12 @@ int flooder(Channel &ch, const Node &local, const Node &remote,
 		else
 			sh.cqe_ok++;
 	};
+	// At most a queue's worth of posts between two looks at the ring: a
+	// provider that completes an earlier write inside each post (soft-RoCE
+	// of 6.1, its other CPU busy registering) never reports a full queue,
+	// and a loop posting until it does would never read its ring.
 	for (std::uint64_t n = 0;;) {
-		for (;;) {
+		for (std::uint32_t b = 0; b < flood_q_depth; b++) {
 			const std::uint64_t k = n % flood_src_mrs;
 			rv::WriteRequest w;
 			w.loc_addr = src.addr() + k * flood_mr_len +
@@ -1138,7 +1143,7 @@ TEST(Kill, WithRegisteredMrsInUse)
 	constexpr unsigned kills = 4;
 	SideConfig cfg;
 	cfg.reconnect_timeout = 5;
-	cfg.q_depth = 64;	// fewer writes in flight than ring entries
+	cfg.q_depth = flood_q_depth;
 
 	for (unsigned i = 0; i < kills; i++) {
 		const bool reg = i % 2;
