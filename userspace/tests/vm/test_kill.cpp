@@ -1088,10 +1088,10 @@ int flooder(Channel &ch, const Node &local, const Node &remote,
 		else
 			sh.cqe_ok++;
 	};
-	// At most a queue's worth of posts between two looks at the ring: a
-	// provider that completes an earlier write inside each post (soft-RoCE
-	// of 6.1, its other CPU busy registering) never reports a full queue,
-	// and a loop posting until it does would never read its ring.
+	// At most a queue's worth of posts between two looks at the ring: when
+	// completions free slots as fast as the loop posts (seen on 6.1's
+	// soft-RoCE, its other CPU busy registering), the queue never reports
+	// full, and a loop posting until it does would never read its ring.
 	for (std::uint64_t n = 0;;) {
 		for (std::uint32_t b = 0; b < flood_q_depth; b++) {
 			const std::uint64_t k = n % flood_src_mrs;
