@@ -306,7 +306,8 @@ std::vector<std::string> lines_of(const std::string &trace, const std::string &e
 void expect_enums_as_numbers(const std::string &events)
 {
 	for (const char *n : {"rv_attach", "rv_detach", "rv_sconn_state", "rv_cm_event",
-			      "rv_mr_cache", "rv_post_write", "rv_send_cmpl", "rv_recv_cmpl"}) {
+			      "rv_req_reject", "rv_mr_cache", "rv_post_write", "rv_send_cmpl",
+			      "rv_recv_cmpl"}) {
 		SCOPED_TRACE(n);
 		const std::string fmt = read_file(events + "/" + n + "/format");
 		EXPECT_EQ(fmt.find("RV_"), std::string::npos) << fmt;
@@ -349,6 +350,21 @@ TEST(Observability, TracepointsReportEachStep)
 	} off{events + "/enable"};
 
 	const std::string pid = "pid=" + std::to_string(getpid());
+	// A REQ that no QP waits for: the listener's job is attached but has
+	// no connection yet, so it turns the REQ away, and the initiator is
+	// told to try again.
+	{
+		const bool n0_listens = listens(n0, n1);
+		const Node &ln = n0_listens ? n0 : n1, &in = n0_listens ? n1 : n0;
+		const rv::JobKey key = rv::random_job_key();
+		Side listener(ln, in, key);
+		Side initiator(in, ln, key);
+		initiator.create();
+		initiator.connect();
+		ASSERT_TRUE(wait_until([&] { return initiator.conn().stats().rej_recv > 0; },
+				       seconds(60)))
+			<< to_string(initiator.conn().stats());
+	}
 	std::uint32_t ia = 0, ib = 0;
 	{
 		Pair p(n0, n1);
@@ -392,7 +408,9 @@ TEST(Observability, TracepointsReportEachStep)
 	EXPECT_TRUE(any_has(state, {"new=closing"})) << trace;
 	const auto cm = lines_of(trace, "rv_cm_event");
 	EXPECT_TRUE(any_has(cm, {"event=req_received"})) << trace;
-	EXPECT_TRUE(any_has(cm, {"event=rep_received"})) << trace;
+	EXPECT_TRUE(any_has(cm, {"event=rep_received", "rv_reason=- "})) << trace;
+	EXPECT_TRUE(any_has(cm, {"event=rej_received", "rv_reason=retry"})) << trace;
+	EXPECT_TRUE(any_has(lines_of(trace, "rv_req_reject"), {"rv_reason=retry"})) << trace;
 	const auto mr = lines_of(trace, "rv_mr_cache");
 	for (const char *op : {"op=miss", "op=hit", "op=evict", "op=recheck", "op=invalidate"})
 		EXPECT_TRUE(any_has(mr, {pid, op})) << op << "\n" << trace;

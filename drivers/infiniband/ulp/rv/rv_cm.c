@@ -247,6 +247,15 @@ bool rv_cm_rej_is_final(const struct ib_cm_event *ev)
 	return rv_rej_pdata_is_final(ev->private_data);
 }
 
+/* For tracing: the reason an rv REJ gives; 0 for any other event. */
+u8 rv_cm_rej_rv_reason(const struct ib_cm_event *ev)
+{
+	if (ev->event != IB_CM_REJ_RECEIVED ||
+	    ev->param.rej_rcvd.reason != IB_CM_REJ_CONSUMER_DEFINED)
+		return 0;
+	return rv_rej_pdata_reason(ev->private_data);
+}
+
 /* For tracing: the send status of an error event, a REJ's reason, or 0. */
 int rv_cm_event_status(const struct ib_cm_event *ev)
 {

@@ -16,6 +16,7 @@
 #include <rdma/ib_cache.h>
 
 #include "rv_conn.h"
+#include "rv_trace.h"
 
 static DEFINE_XARRAY_ALLOC1(rv_conn_ids);
 
@@ -121,7 +122,7 @@ static int rv_conn_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 {
 	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
 	struct rv_req_src src;
-	struct rv_req_info pd;
+	struct rv_req_info pd = {};
 	struct rv_conn *conn;
 	int reason;
 
@@ -153,6 +154,7 @@ put:
 	if (!reason)
 		return 0;
 reject:
+	trace_rv_req_reject(id->device, req->port, &pd, reason);
 	rv_cm_reject(id, reason);
 	return 1;	/* the CM destroys the new id */
 }

@@ -761,7 +761,8 @@ int rv_sconn_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	mutex_lock(&s->mutex);
 	/* Else an id the QP gave up; it is being destroyed. */
 	if (s->cm_id == id) {
-		trace_rv_cm_event(s, ev->event, 0, 0, rv_cm_event_status(ev));
+		trace_rv_cm_event(s, ev->event, rv_cm_rej_rv_reason(ev), 0,
+				  rv_cm_event_status(ev));
 		ret = rv_sconn_cm_event(s, id, ev);
 	}
 	if (ret < 0) {

@@ -62,6 +62,23 @@ TRACE_DEFINE_ENUM(IB_CM_LAP_ERROR);
 TRACE_DEFINE_ENUM(IB_CM_LAP_RECEIVED);
 TRACE_DEFINE_ENUM(IB_CM_APR_RECEIVED);
 
+TRACE_DEFINE_ENUM(RV_REJ_RETRY);
+TRACE_DEFINE_ENUM(RV_REJ_VERSION);
+TRACE_DEFINE_ENUM(RV_REJ_UID);
+TRACE_DEFINE_ENUM(RV_REJ_INDEX);
+TRACE_DEFINE_ENUM(RV_REJ_ROLE);
+TRACE_DEFINE_ENUM(RV_REJ_LOCAL);
+
+/* rv's reasons in a REJ's private data; "-" where it gives none. */
+#define rv_show_rej_reason(x)						\
+	__print_symbolic(x, { 0, "-" },					\
+			 { RV_REJ_RETRY, "retry" },			\
+			 { RV_REJ_VERSION, "version" },			\
+			 { RV_REJ_UID, "uid" },				\
+			 { RV_REJ_INDEX, "index" },			\
+			 { RV_REJ_ROLE, "role" },			\
+			 { RV_REJ_LOCAL, "local" })
+
 #define rv_show_cm_event(x)						\
 	__print_symbolic(x, { IB_CM_REQ_ERROR, "req_error" },		\
 			 { IB_CM_REQ_RECEIVED, "req_received" },	\
@@ -152,14 +169,40 @@ DEFINE_EVENT_PRINT(rv_sconn_class, rv_sconn_state,
 			     rv_show_sconn_state(__entry->v2))
 );
 
-/* v1: the CM event. */
+/* v1: the CM event; v2: the reason an rv REJ gives. */
 DEFINE_EVENT_PRINT(rv_sconn_class, rv_cm_event,
 		   TP_PROTO(const struct rv_sconn *s, u32 v1, u32 v2, u32 v3,
 			    int status),
 		   TP_ARGS(s, v1, v2, v3, status),
-		   TP_printk("job=%u conn=%u qp=%u event=%s status=%d",
+		   TP_printk("job=%u conn=%u qp=%u event=%s rv_reason=%s status=%d",
 			     __entry->job, __entry->conn, __entry->qp,
-			     rv_show_cm_event(__entry->v1), __entry->status)
+			     rv_show_cm_event(__entry->v1),
+			     rv_show_rej_reason(__entry->v2), __entry->status)
+);
+
+/*
+ * The listener turned a REQ away: no QP of the node's jobs was
+ * waiting for it (or it was malformed). The REQ's QP index and uid are
+ * 0 when its private data was not rv's.
+ */
+TRACE_EVENT(rv_req_reject,
+	    TP_PROTO(const struct ib_device *ibdev, u32 port,
+		     const struct rv_req_info *req, u8 reason),
+	    TP_ARGS(ibdev, port, req, reason),
+	    TP_STRUCT__entry(__array(char, device, IB_DEVICE_NAME_MAX)
+			     __field(u32, port)
+			     __field(u32, uid)
+			     __field(u8, qp)
+			     __field(u8, reason)),
+	    TP_fast_assign(strscpy(__entry->device, dev_name(&ibdev->dev),
+				   IB_DEVICE_NAME_MAX);
+			   __entry->port = port;
+			   __entry->uid = req->uid;
+			   __entry->qp = req->index;
+			   __entry->reason = reason;),
+	    TP_printk("device=%s port=%u uid=%u qp=%u rv_reason=%s",
+		      __entry->device, __entry->port, __entry->uid, __entry->qp,
+		      rv_show_rej_reason(__entry->reason))
 );
 
 TRACE_EVENT(rv_mr_cache,

@@ -57,16 +57,26 @@ void rv_rej_pdata_init(struct rv_rej_pdata *pd, u8 reason)
 }
 EXPORT_SYMBOL_IF_KUNIT(rv_rej_pdata_init);
 
+/* The reason a consumer-defined REJ's private data gives; 0 if not rv's. */
+u8 rv_rej_pdata_reason(const void *data)
+{
+	const struct rv_rej_pdata *pd = data;
+
+	if (!pd || be32_to_cpu(pd->magic) != RV_CM_MAGIC)
+		return 0;
+	return pd->reason;
+}
+EXPORT_SYMBOL_IF_KUNIT(rv_rej_pdata_reason);
+
 /*
  * The private data of a consumer-defined REJ: may the initiator try
  * again? Not if it is not rv's, or says so.
  */
 bool rv_rej_pdata_is_final(const void *data)
 {
-	const struct rv_rej_pdata *pd = data;
+	u8 reason = rv_rej_pdata_reason(data);
 
-	if (!pd || be32_to_cpu(pd->magic) != RV_CM_MAGIC)
-		return true;
-	return pd->reason != RV_REJ_RETRY && pd->reason != RV_REJ_LOCAL;
+	return reason != RV_REJ_RETRY && reason != RV_REJ_LOCAL;
 }
 EXPORT_SYMBOL_IF_KUNIT(rv_rej_pdata_is_final);
+

@@ -61,6 +61,7 @@ void rv_req_pdata_init(struct rv_req_pdata *pd, const struct rv_req_info *info);
 int rv_req_pdata_parse(const void *data, struct rv_req_info *info);
 void rv_rej_pdata_init(struct rv_rej_pdata *pd, u8 reason);
 bool rv_rej_pdata_is_final(const void *data);
+u8 rv_rej_pdata_reason(const void *data);
 
 /*
  * The rv_index an immediate is for: its top @index_bits bits (all to

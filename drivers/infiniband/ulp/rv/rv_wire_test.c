@@ -113,18 +113,22 @@ static void rv_wire_test_rej(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(pd.magic), RV_CM_MAGIC);
 	KUNIT_EXPECT_EQ(test, pd.version, RV_CM_VERSION);
 	KUNIT_EXPECT_FALSE(test, rv_rej_pdata_is_final(&pd));
+	KUNIT_EXPECT_EQ(test, rv_rej_pdata_reason(&pd), RV_REJ_RETRY);
 	rv_rej_pdata_init(&pd, RV_REJ_LOCAL);
 	KUNIT_EXPECT_FALSE(test, rv_rej_pdata_is_final(&pd));
 	for (i = 0; i < ARRAY_SIZE(final); i++) {
 		rv_rej_pdata_init(&pd, final[i]);
 		KUNIT_EXPECT_TRUE_MSG(test, rv_rej_pdata_is_final(&pd),
 				      "reason %u", final[i]);
+		KUNIT_EXPECT_EQ(test, rv_rej_pdata_reason(&pd), final[i]);
 	}
-	/* Someone else's REJ, or none: do not retry. */
+	/* Someone else's REJ, or none: do not retry; it gives no reason. */
 	KUNIT_EXPECT_TRUE(test, rv_rej_pdata_is_final(NULL));
+	KUNIT_EXPECT_EQ(test, rv_rej_pdata_reason(NULL), 0);
 	rv_rej_pdata_init(&pd, RV_REJ_RETRY);
 	pd.magic = 0;
 	KUNIT_EXPECT_TRUE(test, rv_rej_pdata_is_final(&pd));
+	KUNIT_EXPECT_EQ(test, rv_rej_pdata_reason(&pd), 0);
 }
 
 static void rv_wire_test_imm_index(struct kunit *test)
