@@ -402,7 +402,8 @@ TEST(Observability, TracepointsReportEachStep)
 		<< trace;
 	EXPECT_TRUE(any_has(attach, {pid, "rv_index=" + std::to_string(ib), "device=" + n1.dev}))
 		<< trace;
-	EXPECT_EQ(lines_of(trace, "rv_detach").size(), 2u) << trace;
+	// The two sides of the turned-away REQ, then the pair's.
+	EXPECT_EQ(lines_of(trace, "rv_detach").size(), 4u) << trace;
 	const auto state = lines_of(trace, "rv_sconn_state");
 	EXPECT_TRUE(any_has(state, {"new=connected"})) << trace;
 	EXPECT_TRUE(any_has(state, {"new=closing"})) << trace;
