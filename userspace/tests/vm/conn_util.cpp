@@ -305,9 +305,28 @@ void Side::connect()
 void Side::create_and_connect(milliseconds timeout)
 {
 	connect();
+	wait_connected(timeout);
+}
+
+void Side::wait_connected(milliseconds timeout)
+{
 	if (!conn_.wait_connected(timeout))
 		throw std::system_error(ETIMEDOUT, std::generic_category(),
 					"not connected in time");
+}
+
+void connect_and_tell(Side &s, Channel &ch, milliseconds timeout)
+{
+	s.connect();
+	ch.send(msg_connecting);
+	s.wait_connected(timeout);
+}
+
+void connect_after(Side &s, std::initializer_list<Peer *> peers, milliseconds timeout)
+{
+	for (Peer *p : peers)
+		(void)p->chan().expect(msg_connecting, timeout);
+	s.create_and_connect(timeout);
 }
 
 std::uint32_t Side::immed(std::uint32_t rv_index, std::uint32_t low) const noexcept

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -143,6 +144,8 @@ public:
 	// create() if not done, connect(), wait_connected(timeout). Throws
 	// std::system_error(ETIMEDOUT) if not connected in time.
 	void create_and_connect(milliseconds timeout);
+	// Throws std::system_error(ETIMEDOUT) if not connected in time.
+	void wait_connected(milliseconds timeout);
 
 	[[nodiscard]] const Node &local() const noexcept { return local_; }
 	[[nodiscard]] const Node &remote() const noexcept { return remote_; }
@@ -205,6 +208,7 @@ enum MsgType : std::uint32_t {
 	msg_recv_report,	// RecvReport
 	msg_send_report,	// SendReport
 	msg_u64,		// a number
+	msg_connecting,		// empty: CONN_CONNECT done (connect_and_tell())
 	msg_user = 100,		// tests' own
 };
 
@@ -296,6 +300,17 @@ private:
 	pid_t pid_ = -1;
 	Channel chan_;
 };
+
+// Connecting to forked peers without racing their start. The peers' side
+// of the connection exists and is connecting before this side connects,
+// so the connect deadline (reconnect_timeout), which starts at the first
+// CONN_CONNECT, never counts the time a fork and an ATTACH take on a
+// loaded machine.
+// In the peer: CONN_CREATE and CONN_CONNECT, msg_connecting to the
+// parent, then wait until connected (throws ETIMEDOUT after timeout).
+void connect_and_tell(Side &s, Channel &ch, milliseconds timeout);
+// In the parent: each peer's msg_connecting, then create_and_connect.
+void connect_after(Side &s, std::initializer_list<Peer *> peers, milliseconds timeout);
 
 // ------------------------------------------------------------ data
 

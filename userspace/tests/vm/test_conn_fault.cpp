@@ -227,7 +227,7 @@ int lossy_peer(Channel &ch, const Node &local, const Node &remote,
 {
 	std::optional<Side> s;
 	s.emplace(local, remote, key, cfg);
-	s->create_and_connect(seconds(120));
+	connect_and_tell(*s, ch, seconds(120));
 	std::optional<rv::Mapping> buf;
 	buf.emplace(rv::Mapping::map(MiB, PROT_READ | PROT_WRITE,
 				     MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE));
@@ -282,7 +282,7 @@ Peer lose_peer(const Node &here, const Node &there, const char *what,
 	cfg.reconnect_timeout = 5;
 	Peer child([&](Channel &ch) { return lossy_peer(ch, there, here, key, cfg); });
 	Side me(here, there, key, cfg);
-	me.create_and_connect(seconds(120));
+	connect_after(me, {&child}, seconds(120));
 	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
 	const std::uint64_t rx = rcvd_pkts(there.dev);
 
@@ -358,7 +358,7 @@ void device_goes_away(const Node &n0, const Node &n1,
 	Peer child([&](Channel &ch) { return lossy_peer(ch, n0, n1, key, cfg); });
 	std::optional<Side> me;
 	me.emplace(n1, n0, key, cfg);
-	me->create_and_connect(seconds(120));
+	connect_after(*me, {&child}, seconds(120));
 	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
 	rv::Mapping buf = rv::Mapping::anonymous(MiB);
 

@@ -846,7 +846,7 @@ int member(Channel &ch, const Node &local, const Node &remote,
 	   const rv::JobKey &key, const SideConfig &cfg)
 {
 	Side s(local, remote, key, cfg);
-	s.create_and_connect(seconds(120));
+	connect_and_tell(s, ch, seconds(120));
 	rv::Mapping src = rv::Mapping::map(64 * KiB, PROT_READ | PROT_WRITE,
 					   MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE);
 	rv::MemoryRegion mr = s.dev().reg_mem(src.data(), src.size(),
@@ -972,7 +972,8 @@ TEST(Kill, WhileConnectedIdle)
 
 	Peer p1 = start_member();
 	Peer p2 = start_member();
-	ASSERT_NO_THROW(me->create_and_connect(seconds(120))) << to_string(me->conn().stats());
+	ASSERT_NO_THROW(connect_after(*me, {&p1, &p2}, seconds(120)))
+		<< to_string(me->conn().stats());
 	const auto r1 = p1.chan().expect_body<MemberReady>(msg_ready, seconds(180));
 	const auto r2 = p2.chan().expect_body<MemberReady>(msg_ready, seconds(180));
 	EXPECT_EQ(r1.conn_handle, r2.conn_handle) << "processes of a job on "
@@ -1006,6 +1007,7 @@ TEST(Kill, WhileConnectedIdle)
 
 	// A new process of the job: the dead one's index, the same connection.
 	Peer p3 = start_member();
+	(void)p3.chan().expect(msg_connecting, seconds(180));
 	const auto r3 = p3.chan().expect_body<MemberReady>(msg_ready, seconds(180));
 	EXPECT_EQ(r3.rv_index, r1.rv_index) << "the killed process's index was not reused";
 	EXPECT_EQ(r3.conn_handle, r1.conn_handle);
@@ -1065,7 +1067,7 @@ int flooder(Channel &ch, const Node &local, const Node &remote,
 	    bool reg, std::uint64_t seed)
 {
 	Side s(local, remote, key, cfg);
-	s.create_and_connect(seconds(120));
+	connect_and_tell(s, ch, seconds(120));
 	const WriteTarget t = ch.expect_body<WriteTarget>(msg_user, seconds(120));
 	rv::Mapping src = rv::Mapping::map(flood_src_mrs * flood_mr_len,
 					   PROT_READ | PROT_WRITE,
@@ -1160,7 +1162,7 @@ TEST(Kill, WithRegisteredMrsInUse)
 		Peer child([&](Channel &ch) {
 			return flooder(ch, a, b, key, cfg, *sh, reg, child_seed);
 		});
-		ASSERT_NO_THROW(me->create_and_connect(seconds(120)))
+		ASSERT_NO_THROW(connect_after(*me, {&child}, seconds(120)))
 			<< to_string(me->conn().stats());
 		const std::uint64_t rx = rcvd_pkts(b.dev);
 		child.chan().send(msg_user,
