@@ -12,8 +12,9 @@
 //       (K: distinct conn_handles among the processes, 1 when they share
 //       the connection) once all are connected, "done" when they exited.
 //   rv_conn_peer [options] recv
-//       Listens on --oob PORT, connects, receives a verified transfer of
-//       --bytes (mixed sizes, unaligned offsets) and checks every byte.
+//       Listens on --oob PORT; once the sender is there, connects and
+//       receives a verified transfer of --bytes (mixed sizes, unaligned
+//       offsets) and checks every byte.
 //   rv_conn_peer [options] send
 //       Connects to the receiver at --oob HOST:PORT (retrying until
 //       --timeout), then its rv connection, and sends the writes.
@@ -421,8 +422,11 @@ int recv_mode(const Opts &o)
 {
 	const Node local = local_node(o);
 	Side s(local, peer_node(o), *o.job_key, side_config(o));
-	s.connect();
+	// Its rv connection once the sender is there, which connects its own
+	// right after: neither side's connect deadline (--reconnect-timeout,
+	// from CONN_CONNECT) counts the time the other takes to arrive.
 	Channel ch = tcp_accept(o, seconds(o.timeout));
+	s.connect();
 	if (!s.conn().wait_connected(seconds(o.timeout))) {
 		out("result: FAIL not connected: " + to_string(s.conn().stats()));
 		return 1;
@@ -541,9 +545,7 @@ int send_mode(const Opts &o)
 {
 	const Node local = local_node(o);
 	Side s(local, peer_node(o), *o.job_key, side_config(o));
-	// The receiver listens once its side is connecting: connecting
-	// after it keeps this side's REQs from running into its deadline
-	// while the receiver is not there yet.
+	// Both sides connect once the other is there (recv_mode()).
 	Channel ch = tcp_connect(o, seconds(o.timeout));
 	s.connect();
 	if (!s.conn().wait_connected(seconds(o.timeout))) {
