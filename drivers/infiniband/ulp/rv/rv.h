@@ -41,6 +41,11 @@
  *   3a. rv_reg_qp.mutex    - the job's registration QP (rv_reg.c): held
  *                            across one REG_MR and the wait for its
  *                            completion; taken under 2, never under 3
+ *   3b. rv_job_dev.listen_mutex - the job's share of its CM listener:
+ *                            held across ib_destroy_cm_id(), which waits
+ *                            for the listener's REQ handlers, and they
+ *                            take 4, 5 and 7; so taken under none of 3a
+ *                            to 11
  *   4. rv_jobs_lock        - the list of rv_job_dev and their members
  *                            count (the CM REQ handler
  *                            takes it to find the job of a REQ)
@@ -182,6 +187,7 @@ struct rv_job_dev {
 	union ib_gid gid;		/* the GID at key.gid_index */
 	enum ib_gid_type gid_type;	/* and its type */
 	u32 loc_addr;			/* the first attach's loc_addr */
+	struct mutex listen_mutex;	/* listen_id */
 	struct ib_cm_id *listen_id;	/* shared by the CM per service id */
 	struct mutex conn_mutex;	/* conns */
 	struct list_head conns;		/* struct rv_conn */

@@ -64,11 +64,21 @@ int rv_cm_listen(struct rv_job_dev *jdev)
 	return 0;
 }
 
+/*
+ * The job gives up its share of the listener, once: when its last
+ * process leaves, before its connections go (rv_job_leave()), or when
+ * its device goes. Giving it up waits for any REQ being handled on the
+ * listener, and from Linux 7.x the IB CM logs that wait (see
+ * docs/connections.md): going first, the job turns away before it sends
+ * the DREQs that make its peers come back with REQs.
+ */
 void rv_cm_unlisten(struct rv_job_dev *jdev)
 {
+	mutex_lock(&jdev->listen_mutex);
 	if (jdev->listen_id)
 		ib_destroy_cm_id(jdev->listen_id);
 	jdev->listen_id = NULL;
+	mutex_unlock(&jdev->listen_mutex);
 }
 
 /* On the first CONN_CONNECT of @conn. */

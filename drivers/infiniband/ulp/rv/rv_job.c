@@ -37,14 +37,13 @@ static void rv_job_release(struct kref *kref)
 	list_del(&jdev->all);
 	mutex_unlock(&rv_jobs_lock);
 
-	/* Outside rv_jobs_lock: this waits for the CM's REQ handlers. */
-	rv_cm_unlisten(jdev);
 	WARN_ON(!xa_empty(&jdev->users));
 	WARN_ON(!list_empty(&jdev->conns));
 	xa_destroy(&jdev->users);
 	mutex_destroy(&jdev->conn_mutex);
 	if (jdev->pd)
 		rv_job_free_verbs(jdev);
+	mutex_destroy(&jdev->listen_mutex);
 	rv_owner_uncharge(jdev->owner, RV_OWNER_JOBS, 1);
 	rv_owner_put(jdev->owner);
 	put_net(jdev->net);
@@ -60,16 +59,22 @@ void rv_job_put(struct rv_job_dev *jdev)
 
 /*
  * A process leaves the job (or fails to join it). When the last one has
- * left, the job-device leaves the list although connections and writes
- * in flight may keep it a while: a new attach with the same key starts a
- * new job, and inbound REQs find that one.
+ * left, the job-device leaves the list and gives up its listener
+ * although connections and writes in flight may keep it a while: a new
+ * attach with the same key starts a new job, and inbound REQs find that
+ * one. The caller holds none of the locks a REQ handler takes.
  */
 void rv_job_leave(struct rv_job_dev *jdev)
 {
+	bool last;
+
 	mutex_lock(&rv_jobs_lock);
-	if (!--jdev->members)
+	last = !--jdev->members;
+	if (last)
 		list_del_init(&jdev->list);
 	mutex_unlock(&rv_jobs_lock);
+	if (last)
+		rv_cm_unlisten(jdev);
 }
 
 /* Is @jdev's key for @port, @service_id and this job key? */
@@ -175,6 +180,7 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	jdev->loc_addr = req->loc_addr;
 	xa_init_flags(&jdev->users, XA_FLAGS_ALLOC);
 	mutex_init(&jdev->conn_mutex);
+	mutex_init(&jdev->listen_mutex);
 	INIT_LIST_HEAD(&jdev->conns);
 	ret = rv_reg_qp_init(jdev);
 	if (ret)
@@ -191,6 +197,7 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 err_reg:
 	rv_reg_qp_destroy(jdev);
 err_pd:
+	mutex_destroy(&jdev->listen_mutex);
 	mutex_destroy(&jdev->conn_mutex);
 	put_net(jdev->net);
 	ib_dealloc_pd(pd);
