@@ -11,6 +11,9 @@
 //         connected procs=N conn_handles=K num_conn=Q rv_indexes=I
 //       (K: distinct conn_handles among the processes, 1 when they share
 //       the connection) once all are connected, "done" when they exited.
+//       With --oob [HOST:]PORT the two holds meet over TCP before their
+//       processes start (the one whose node's IP is the lower listens), so
+//       that neither side's connect deadline counts the other's start.
 //   rv_conn_peer [options] recv
 //       Listens on --oob PORT; once the sender is there, connects and
 //       receives a verified transfer of --bytes (mixed sizes, unaligned
@@ -38,6 +41,7 @@
 // Results are key=value lines on stdout; "result: ok" and exit status 0
 // when every check passed, "result: FAIL ..." and 1 otherwise; 2 for bad
 // usage.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -239,6 +243,12 @@ SideConfig side_config(const Opts &o)
 	return c;
 }
 
+long long ms_since(std::chrono::steady_clock::time_point from,
+		   std::chrono::steady_clock::time_point to = std::chrono::steady_clock::now())
+{
+	return std::chrono::duration_cast<milliseconds>(to - from).count();
+}
+
 void out(const std::string &line)
 {
 	std::cout << line << std::endl;
@@ -250,7 +260,14 @@ struct HoldInfo {
 	std::uint64_t conn_handle;
 	std::uint32_t rv_index;
 	std::uint32_t num_conn;
+	std::int64_t attach_ms;		/* from the worker's start */
+	std::int64_t connect_ms;	/* CONN_CONNECT to connected */
+	std::uint32_t req_sent;
+	std::uint32_t rej_recv;
 };
+
+Channel tcp_accept(const Opts &o, seconds timeout);
+Channel tcp_connect(const Opts &o, seconds timeout);
 
 int hold(const Opts &o)
 {
@@ -258,6 +275,13 @@ int hold(const Opts &o)
 	const Node remote = peer_node(o);
 	const rv::JobKey key = *o.job_key;
 	const SideConfig cfg = side_config(o);
+
+	// Both holds run before either connects (recv_mode()); the channel
+	// stays open while they hold.
+	std::optional<Channel> met;
+	if (o.oob_port)
+		met.emplace(local.ip < remote.ip ? tcp_accept(o, seconds(o.timeout))
+						 : tcp_connect(o, seconds(o.timeout)));
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -267,12 +291,23 @@ int hold(const Opts &o)
 
 	std::vector<Peer> workers;
 	for (unsigned i = 0; i < o.procs; i++)
-		workers.emplace_back([&](Channel &ch) {
+		workers.emplace_back([&, i](Channel &ch) {
+			const auto t0 = std::chrono::steady_clock::now();
 			Side s(local, remote, key, cfg);
-			s.create_and_connect(seconds(o.timeout));
-			ch.send(msg_ready, HoldInfo{s.conn().conn_handle(),
-						    s.attach().rv_index,
-						    s.conn().stats().num_conn});
+			const auto t1 = std::chrono::steady_clock::now();
+			try {
+				s.create_and_connect(seconds(o.timeout));
+			} catch (const std::exception &e) {
+				// What the QP went through, for a failed run's log.
+				std::cerr << "worker " << i << ": attached in " << ms_since(t0, t1)
+					  << " ms, " << e.what() << " after " << ms_since(t1)
+					  << " ms: " << to_string(s.conn().stats()) << std::endl;
+				throw;
+			}
+			const rv::ConnStats st = s.conn().stats();
+			ch.send(msg_ready, HoldInfo{s.conn().conn_handle(), s.attach().rv_index,
+						    st.num_conn, ms_since(t0, t1), ms_since(t1),
+						    st.req_sent, st.rej_recv});
 			for (;;) {
 				Msg m = ch.recv(milliseconds(-1)).value();
 				if (m.type == msg_fin)
@@ -282,6 +317,7 @@ int hold(const Opts &o)
 	std::set<std::uint64_t> handles;
 	std::set<std::uint32_t> indexes;
 	std::set<std::uint32_t> num_conns;
+	HoldInfo most{};
 	for (auto &w : workers) {
 		try {
 			HoldInfo hi = w.chan().expect_body<HoldInfo>(
@@ -289,6 +325,10 @@ int hold(const Opts &o)
 			handles.insert(hi.conn_handle);
 			indexes.insert(hi.rv_index);
 			num_conns.insert(hi.num_conn);
+			most.attach_ms = std::max(most.attach_ms, hi.attach_ms);
+			most.connect_ms = std::max(most.connect_ms, hi.connect_ms);
+			most.req_sent = std::max(most.req_sent, hi.req_sent);
+			most.rej_recv = std::max(most.rej_recv, hi.rej_recv);
 		} catch (const std::exception &e) {
 			out(std::string("result: FAIL worker: ") + e.what());
 			return 1;
@@ -299,7 +339,9 @@ int hold(const Opts &o)
 	     << " num_conn=";
 	for (auto n : num_conns)
 		line << n << (n == *num_conns.rbegin() ? "" : ",");
-	line << " rv_indexes=" << indexes.size();
+	line << " rv_indexes=" << indexes.size() << " attach_ms_max=" << most.attach_ms
+	     << " connect_ms_max=" << most.connect_ms << " req_sent_max=" << most.req_sent
+	     << " rej_recv_max=" << most.rej_recv;
 	out(line.str());
 
 	int sig = 0;

@@ -115,11 +115,13 @@ hold() {
 	name="N=$n per node, num_conn ${nc/#0/default}"
 	tap_step "$name: connecting"
 	rx0=$(rxe_rcvd_pkts "$d0") rx1=$(rxe_rcvd_pkts "$d1")
+	# They meet on --oob before connecting: on the debug kernel a start
+	# of rv_conn_peer can take longer than the connect deadline.
 	"$peer" --node 0 --peer-node 1 --job-key "$key" --procs "$n" --num-conn "$nc" \
-		--timeout 180 hold >"$tmp/h0" 2>&1 &
+		--oob 127.0.0.1:18700 --timeout 180 hold >"$tmp/h0" 2>&1 &
 	p0=$!
 	"$peer" --node 1 --peer-node 0 --job-key "$key" --procs "$n" --num-conn "$nc" \
-		--timeout 180 hold >"$tmp/h1" 2>&1 &
+		--oob 127.0.0.1:18700 --timeout 180 hold >"$tmp/h1" 2>&1 &
 	p1=$!
 	pids+=("$p0" "$p1")
 	ok=1
@@ -127,6 +129,8 @@ hold() {
 	wait_line "$tmp/h1" '^connected' "$p1" 240 || ok=0
 	if [ "$ok" = 1 ]; then
 		tap_ok "$name: every process connected ($(elapsed))"
+		tap_diag "$(rv_node 0): $(grep '^connected' "$tmp/h0")"
+		tap_diag "$(rv_node 1): $(grep '^connected' "$tmp/h1")"
 	else
 		tap_not_ok "$name: every process connected"
 		show "$tmp/h0"
