@@ -9,8 +9,10 @@
 //       create and connect the connection to the peer, and hold it until
 //       SIGTERM/SIGINT. Prints one line
 //         connected procs=N conn_handles=K num_conn=Q rv_indexes=I
+//           attach_ms_max=A connect_ms_max=C req_sent_max=R rej_recv_max=J
 //       (K: distinct conn_handles among the processes, 1 when they share
-//       the connection) once all are connected, "done" when they exited.
+//       the connection; the rest the slowest or busiest process's) once
+//       all are connected, "done" when they exited.
 //       With --oob [HOST:]PORT the two holds meet over TCP before their
 //       processes start (the one whose node's IP is the lower listens), so
 //       that neither side's connect deadline counts the other's start.
@@ -300,8 +302,9 @@ int hold(const Opts &o)
 			} catch (const std::exception &e) {
 				// What the QP went through, for a failed run's log.
 				std::cerr << "worker " << i << ": attached in " << ms_since(t0, t1)
-					  << " ms, " << e.what() << " after " << ms_since(t1)
-					  << " ms: " << to_string(s.conn().stats()) << std::endl;
+					  << " ms, " << e.what() << " after " << ms_since(t1) << " ms"
+					  << (s.conn().valid() ? ": " + to_string(s.conn().stats()) : "")
+					  << std::endl;
 				throw;
 			}
 			const rv::ConnStats st = s.conn().stats();
