@@ -43,32 +43,47 @@ std::optional<std::string> GidTable::type(std::size_t index) const
 				       std::to_string(index));
 }
 
+std::optional<RoceGid> GidTable::roce_v2_ipv4_at(std::size_t index) const
+{
+	if (index > 0xffff)
+		return std::nullopt;
+	auto g = gid(index);
+	if (!g || !is_ipv4_mapped(*g))
+		return std::nullopt;
+	auto t = type(index);
+	if (!t || *t != "RoCE v2")
+		return std::nullopt;
+	RoceGid r;
+	r.index = static_cast<std::uint16_t>(index);
+	r.gid = *g;
+	r.ipv4 = gid_ipv4(*g);
+	r.netdev = detail::read_sysfs_line(dir_ / "gid_attrs" / "ndevs" /
+					   std::to_string(index))
+			   .value_or("");
+	return r;
+}
+
 std::vector<RoceGid> GidTable::roce_v2_ipv4() const
 {
 	std::vector<RoceGid> found;
 	std::size_t n = size();
 
 	for (std::size_t i = 0; i < n && i <= 0xffff; i++) {
-		auto g = gid(i);
-		if (!g || !is_ipv4_mapped(*g))
-			continue;
-		auto t = type(i);
-		if (!t || *t != "RoCE v2")
-			continue;
-		RoceGid r;
-		r.index = static_cast<std::uint16_t>(i);
-		r.gid = *g;
-		r.ipv4 = gid_ipv4(*g);
-		r.netdev = detail::read_sysfs_line(dir_ / "gid_attrs" / "ndevs" /
-						   std::to_string(i))
-				   .value_or("");
-		found.push_back(std::move(r));
+		auto r = roce_v2_ipv4_at(i);
+		if (r)
+			found.push_back(std::move(*r));
 	}
 	return found;
 }
 
-RoceGid GidTable::find_roce_v2_ipv4(std::optional<std::uint32_t> ipv4) const
+RoceGid GidTable::find_roce_v2_ipv4(std::optional<std::uint32_t> ipv4,
+				    std::optional<std::size_t> hint) const
 {
+	if (hint) {
+		auto r = roce_v2_ipv4_at(*hint);
+		if (r && (!ipv4 || r->ipv4 == *ipv4))
+			return std::move(*r);
+	}
 	for (auto &g : roce_v2_ipv4())
 		if (!ipv4 || g.ipv4 == *ipv4)
 			return g;

@@ -124,6 +124,44 @@ TEST_F(FakeSysfs, FindsTheRoceV2Ipv4Gid)
 	}
 }
 
+// The hint is read first: it wins over an earlier entry with the same
+// address (another netdev's), and a stale or absent one falls back to
+// the whole table.
+TEST_F(FakeSysfs, FindTriesTheHintFirst)
+{
+	gid("rxe0", 0, zero, "");
+	gid("rxe0", 1, "0000:0000:0000:0000:0000:ffff:0a4d:0101", "RoCE v2", "va");
+	gid("rxe0", 2, "0000:0000:0000:0000:0000:ffff:0a4d:0101", "IB/RoCE v1", "vb");
+	gid("rxe0", 3, "0000:0000:0000:0000:0000:ffff:0a4d:0101", "RoCE v2", "vb");
+	gid("rxe0", 4, zero, "");
+	gid("rxe0", 5, "0000:0000:0000:0000:0000:ffff:0a4d:0105", "RoCE v2");
+	const rv::GidTable t("rxe0", 1, root_);
+
+	EXPECT_EQ(t.find_roce_v2_ipv4(0x0a4d0101).index, 1);
+	rv::RoceGid g = t.find_roce_v2_ipv4(0x0a4d0101, 3);
+	EXPECT_EQ(g.index, 3);
+	EXPECT_EQ(g.netdev, "vb");
+	EXPECT_EQ(g.gid, rv::ipv4_mapped_gid(0x0a4d0101));
+	// No address asked for: the hint's entry, if it is RoCE v2 IPv4.
+	EXPECT_EQ(t.find_roce_v2_ipv4({}, 5).index, 5);
+	// Stale hints: another address, RoCE v1, unused, past the table.
+	EXPECT_EQ(t.find_roce_v2_ipv4(0x0a4d0101, 5).index, 1);
+	EXPECT_EQ(t.find_roce_v2_ipv4(0x0a4d0101, 2).index, 1);
+	EXPECT_EQ(t.find_roce_v2_ipv4(0x0a4d0101, 4).index, 1);
+	EXPECT_EQ(t.find_roce_v2_ipv4(0x0a4d0105, 99).index, 5);
+	EXPECT_EQ(t.find_roce_v2_ipv4(0x0a4d0105, 0x10000).index, 5);
+	EXPECT_FALSE(t.roce_v2_ipv4_at(2));
+	EXPECT_FALSE(t.roce_v2_ipv4_at(0x10000));
+	try {
+		(void)t.find_roce_v2_ipv4(0x0a4d0109, 3);
+		ADD_FAILURE() << "found a GID for 10.77.1.9";
+	} catch (const std::system_error &e) {
+		EXPECT_EQ(e.code().value(), ENOENT);
+	}
+	rv::RdmaSysfs s(root_);
+	EXPECT_EQ(s.find_roce_v2_ipv4_gid("rxe0", 1, 0x0a4d0101, 3).index, 3);
+}
+
 TEST_F(FakeSysfs, HwCounter)
 {
 	write("rxe0/ports/1/hw_counters/rcvd_pkts", "12345678901\n");

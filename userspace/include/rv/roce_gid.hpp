@@ -54,13 +54,21 @@ public:
 	// "RoCE v2", "IB/RoCE v1", ...; nullopt for an unused entry.
 	[[nodiscard]] std::optional<std::string> type(std::size_t index) const;
 
-	// Every RoCE v2 IPv4-mapped GID, by index.
+	// Entry index if it is a RoCE v2 IPv4-mapped GID; nullopt if not.
+	[[nodiscard]] std::optional<RoceGid> roce_v2_ipv4_at(std::size_t index) const;
+
+	// Every RoCE v2 IPv4-mapped GID, by index. Reads each entry of the
+	// table: rxe's has 1024, and on a debug kernel under emulation each
+	// read takes tens of milliseconds.
 	[[nodiscard]] std::vector<RoceGid> roce_v2_ipv4() const;
 
 	// The RoCE v2 GID for ipv4 if given, else the first one. Throws
-	// std::system_error(ENOENT) naming the port if there is none.
+	// std::system_error(ENOENT) naming the port if there is none. Entry
+	// hint, where the caller saw it last, is read first, and the table
+	// only if that entry no longer holds it.
 	[[nodiscard]] RoceGid find_roce_v2_ipv4(
-		std::optional<std::uint32_t> ipv4 = {}) const;
+		std::optional<std::uint32_t> ipv4 = {},
+		std::optional<std::size_t> hint = {}) const;
 
 private:
 	std::string dev_;

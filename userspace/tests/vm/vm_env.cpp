@@ -106,19 +106,25 @@ std::vector<Node> discover_nodes()
 			n.netdev = netdevs[i];
 		if (i < ips.size())
 			n.ip = rv::parse_ipv4(ips[i]).value_or(0);
+		std::optional<std::size_t> setup_index;
+		if (i < gid_indexes.size())
+			setup_index = std::strtoul(gid_indexes[i].c_str(), nullptr, 10);
 		std::optional<rv::RoceGid> found;
 		try {
+			// The index at setup is read first: reading the whole
+			// table (rxe's has 1024 entries) takes a debug kernel
+			// tens of seconds.
 			found = sysfs.find_roce_v2_ipv4_gid(
-				n.dev, 1, n.ip ? std::optional(n.ip) : std::nullopt);
+				n.dev, 1, n.ip ? std::optional(n.ip) : std::nullopt,
+				setup_index);
 		} catch (const std::system_error &) {
 		}
 		// The table as it is now wins: an address that went away and
 		// came back may have another index than at setup.
 		if (found)
 			n.gid_index = found->index;
-		else if (i < gid_indexes.size())
-			n.gid_index = static_cast<std::uint16_t>(
-				std::strtoul(gid_indexes[i].c_str(), nullptr, 10));
+		else if (setup_index)
+			n.gid_index = static_cast<std::uint16_t>(*setup_index);
 		if (!n.ip && found)
 			n.ip = found->ipv4;
 		// What the GID table holds at that index; without sysfs
@@ -145,7 +151,8 @@ Node current(const Node &n, std::chrono::milliseconds timeout)
 	for (;;) {
 		try {
 			Node m = n;
-			m.gid_index = sysfs.find_roce_v2_ipv4_gid(n.dev, 1, n.ip).index;
+			m.gid_index = sysfs.find_roce_v2_ipv4_gid(n.dev, 1, n.ip,
+								  n.gid_index).index;
 			m.gid = sysfs.gid(n.dev, 1, m.gid_index).value_or(n.gid);
 			return m;
 		} catch (const std::system_error &) {

@@ -86,9 +86,10 @@ public:
 	}
 	[[nodiscard]] RoceGid find_roce_v2_ipv4_gid(
 		const std::string &dev, unsigned port,
-		std::optional<std::uint32_t> ipv4 = {}) const
+		std::optional<std::uint32_t> ipv4 = {},
+		std::optional<std::size_t> hint = {}) const
 	{
-		return gid_table(dev, port).find_roce_v2_ipv4(ipv4);
+		return gid_table(dev, port).find_roce_v2_ipv4(ipv4, hint);
 	}
 
 	// A counter under hw_counters/ (rxe: rcvd_pkts, sent_pkts, ...);
