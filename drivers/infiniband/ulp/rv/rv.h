@@ -220,7 +220,7 @@ struct rv_ring {
 
 struct rv_user {
 	struct kref kref;
-	struct work_struct free_work;	/* the last put frees from rv_wq */
+	struct rcu_work free_rwork;	/* the last put frees from rv_wq */
 	struct rv_job_dev *jdev;	/* reference held */
 	struct rv_rdmacg rdmacg;	/* its rdma cgroup handle */
 	u32 rv_index;

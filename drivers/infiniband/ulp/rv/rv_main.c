@@ -6,6 +6,7 @@
  */
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/workqueue.h>
 
 #include "rv_conn.h"
@@ -14,6 +15,16 @@
 struct workqueue_struct *rv_wq;
 
 static struct ib_client rv_client;
+
+/*
+ * Waits for what is on rv_wq, and for the users' frees still waiting for
+ * their grace period (queue_rcu_work()) before they reach it.
+ */
+static void rv_wq_flush(void)
+{
+	rcu_barrier();
+	flush_workqueue(rv_wq);
+}
 
 static int rv_add_one(struct ib_device *ib_dev)
 {
@@ -43,7 +54,7 @@ static void rv_job_kill(struct rv_job_dev *jdev)
 	rv_job_mark_dead(jdev);
 	rv_conns_kill(jdev);
 	/* Teardown of dropped connections and frees of finished users. */
-	flush_workqueue(rv_wq);
+	rv_wq_flush();
 
 	xa_for_each(&jdev->users, index, user) {
 		if (!kref_get_unless_zero(&user->kref))
@@ -67,7 +78,7 @@ static void rv_remove_one(struct ib_device *ib_dev, void *client_data)
 		rv_job_put(jdev);
 	}
 	/* Jobs whose last reference went meanwhile are released there. */
-	flush_workqueue(rv_wq);
+	rv_wq_flush();
 	dev_dbg(&ib_dev->dev, "rv: removed\n");
 	rv_device_put(dev);
 }
@@ -125,6 +136,7 @@ static void __exit rv_exit(void)
 	 * in the devices' remove callbacks, which flush it.
 	 */
 	ib_unregister_client(&rv_client);
+	rcu_barrier();
 	destroy_workqueue(rv_wq);
 }
 

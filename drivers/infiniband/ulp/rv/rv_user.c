@@ -165,10 +165,9 @@ static int rv_attach_check_port(struct rv_device *dev,
 
 static void rv_user_free(struct work_struct *work)
 {
-	struct rv_user *user = container_of(work, struct rv_user, free_work);
+	struct rv_user *user = container_of(to_rcu_work(work), struct rv_user,
+					    free_rwork);
 
-	/* Receive completions look users up under RCU. */
-	synchronize_rcu();
 	rv_mr_user_exit(user);
 	/* Returned already if the device went (rv_job_kill()). */
 	rv_rdmacg_uncharge(&user->rdmacg, user->jdev->dev->ib_dev);
@@ -182,8 +181,12 @@ static void rv_user_last_put(struct kref *kref)
 {
 	struct rv_user *user = container_of(kref, struct rv_user, kref);
 
-	/* May run in a completion handler: free where sleeping is allowed. */
-	queue_work(rv_wq, &user->free_work);
+	/*
+	 * May run in a completion handler: free where sleeping is allowed,
+	 * after a grace period, as receive completions look users up under
+	 * RCU (rv_recv.c).
+	 */
+	queue_rcu_work(rv_wq, &user->free_rwork);
 }
 
 void rv_user_put(struct rv_user *user)
@@ -253,7 +256,7 @@ static struct rv_user *rv_user_create(struct rv_job_dev *jdev,
 	if (ret)
 		goto err_free;
 	kref_init(&user->kref);
-	INIT_WORK(&user->free_work, rv_user_free);
+	INIT_RCU_WORK(&user->free_rwork, rv_user_free);
 	xa_init_flags(&user->conns, XA_FLAGS_ALLOC1);
 	user->jdev = jdev;
 	user->tgid = current->tgid;
