@@ -57,7 +57,9 @@
  *                            QP's own work, all of which wait for code
  *                            that takes it
  *   8. rv_sconn.lock       - spinlock (irqsave): a QP's state, send
- *                            credits and data path counters
+ *                            credits and counters (those of the CM and
+ *                            the state machine are written under 7 too;
+ *                            GET_STATS takes only 8)
  *   9. rv_mr_cache.lock    - spinlock (irqsave): one process's MR cache
  *  10. rv_ring.lock        - spinlock (irqsave): the producer side of one
  *                            event ring and its event counters

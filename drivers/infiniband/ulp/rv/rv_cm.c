@@ -282,31 +282,24 @@ int rv_cm_event_status(const struct ib_cm_event *ev)
 	}
 }
 
-/* Events that only count. */
-void rv_cm_count(struct rv_conn_get_stats_params_out *st,
-		 enum ib_cm_event_type event)
+/* The counter of an event that only counts. */
+u32 *rv_cm_counter(struct rv_conn_get_stats_params_out *st,
+		   enum ib_cm_event_type event)
 {
 	switch (event) {
 	case IB_CM_DREP_RECEIVED:
-		st->drep_recv++;
-		break;
+		return &st->drep_recv;
 	case IB_CM_TIMEWAIT_EXIT:
-		st->timewait++;
-		break;
+		return &st->timewait;
 	case IB_CM_MRA_RECEIVED:
-		st->mra_recv++;
-		break;
+		return &st->mra_recv;
 	case IB_CM_LAP_ERROR:
-		st->lap_error++;
-		break;
+		return &st->lap_error;
 	case IB_CM_LAP_RECEIVED:
-		st->lap_recv++;
-		break;
+		return &st->lap_recv;
 	case IB_CM_APR_RECEIVED:
-		st->apr_recv++;
-		break;
+		return &st->apr_recv;
 	default:
-		st->unexp_event++;
-		break;
+		return &st->unexp_event;
 	}
 }

@@ -80,7 +80,7 @@ void rv_cm_reject(struct ib_cm_id *id, u8 reason);
 bool rv_cm_rej_is_final(const struct ib_cm_event *ev);
 int rv_cm_event_status(const struct ib_cm_event *ev);
 u8 rv_cm_rej_rv_reason(const struct ib_cm_event *ev);
-void rv_cm_count(struct rv_conn_get_stats_params_out *st,
-		 enum ib_cm_event_type event);
+u32 *rv_cm_counter(struct rv_conn_get_stats_params_out *st,
+		   enum ib_cm_event_type event);
 
 #endif /* RV_CONN_H */

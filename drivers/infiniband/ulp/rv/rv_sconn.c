@@ -48,6 +48,11 @@ static u32 rv_conn_timeout_s(const struct rv_conn *conn)
 	return conn->jdev->params.reconnect_timeout ?: RV_CONNECT_TIMEOUT_S;
 }
 
+/*
+ * Leaving RV_SCONN_CONNECTED adds the time connected to its counter in the
+ * same step, so that GET_STATS (the time so far while connected) never
+ * sees it counted twice or not at all.
+ */
 static void rv_sconn_set_state(struct rv_sconn *s,
 			       enum rv_sconn_state state)
 {
@@ -55,8 +60,12 @@ static void rv_sconn_set_state(struct rv_sconn *s,
 
 	lockdep_assert_held(&s->mutex);
 	spin_lock_irqsave(&s->lock, flags);
-	if (s->state != state)
+	if (s->state != state) {
 		trace_rv_sconn_state(s, s->state, state, 0, 0);
+		if (s->state == RV_SCONN_CONNECTED)
+			s->stats.connected_time +=
+				ktime_us_delta(ktime_get(), s->t_connected);
+	}
 	s->state = state;
 	spin_unlock_irqrestore(&s->lock, flags);
 }
@@ -76,13 +85,33 @@ static void rv_sconn_connecting(struct rv_sconn *s)
 	rv_sconn_set_state(s, RV_SCONN_CONNECTING);
 }
 
-static void rv_stat_time(u64 *sum, u64 *max, ktime_t since)
+/*
+ * The CM's and the state machine's counters and times are written under
+ * s->mutex and, like the data path's, s->lock: GET_STATS reads them all
+ * under s->lock alone, and so never waits for a step (a drain, a CM call).
+ */
+static void rv_sconn_count(struct rv_sconn *s, u32 *counter)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&s->mutex);
+	spin_lock_irqsave(&s->lock, flags);
+	(*counter)++;
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
+static void rv_stat_time(struct rv_sconn *s, u64 *sum, u64 *max,
+			 ktime_t since)
 {
 	u64 us = ktime_us_delta(ktime_get(), since);
+	unsigned long flags;
 
+	lockdep_assert_held(&s->mutex);
+	spin_lock_irqsave(&s->lock, flags);
 	*sum += us;
 	if (max && us > *max)
 		*max = us;
+	spin_unlock_irqrestore(&s->lock, flags);
 }
 
 /*
@@ -95,9 +124,9 @@ static void rv_sconn_step_time(struct rv_sconn *s, u64 *first, u64 *again,
 {
 	lockdep_assert_held(&s->mutex);
 	if (s->was_connected)
-		rv_stat_time(again, max_again, s->t_start);
+		rv_stat_time(s, again, max_again, s->t_start);
 	else
-		rv_stat_time(first, NULL, s->t_start);
+		rv_stat_time(s, first, NULL, s->t_start);
 }
 
 /* From the CM handler: the QP is connected. */
@@ -109,9 +138,9 @@ static void rv_sconn_established(struct rv_sconn *s)
 	lockdep_assert_held(&s->mutex);
 	rv_sconn_step_time(s, &st->connect_time, &st->reconnect_time,
 			   &st->max_reconnect_time);
-	s->t_connected = ktime_get();
 	s->attempts = 0;
 	spin_lock_irqsave(&s->lock, flags);
+	s->t_connected = ktime_get();
 	trace_rv_sconn_state(s, s->state, RV_SCONN_CONNECTED, 0, 0);
 	s->state = RV_SCONN_CONNECTED;
 	s->was_connected = true;
@@ -175,7 +204,7 @@ static struct ib_cm_id *rv_sconn_take_cm_id(struct rv_sconn *s)
 
 	lockdep_assert_held(&s->mutex);
 	if (id && s->established && !ib_send_cm_dreq(id, NULL, 0))
-		s->stats.dreq_sent++;
+		rv_sconn_count(s, &s->stats.dreq_sent);
 	s->established = false;
 	rv_sconn_set_cm_id(s, NULL);
 	return id;
@@ -298,13 +327,12 @@ static void rv_sconn_recover(struct rv_sconn *s)
 	lockdep_assert_held(&s->mutex);
 	rv_sconn_set_state(s, RV_SCONN_RECOVERING);
 	if (connected) {
-		rv_stat_time(&st->connected_time, NULL, s->t_connected);
 		if (!s->conn->jdev->params.reconnect_timeout) {
 			rv_sconn_fail(s);
 			rv_sconn_reset(s);
 			return;
 		}
-		st->conn_recovery++;
+		rv_sconn_count(s, &st->conn_recovery);
 		s->deadline = jiffies +
 			      s->conn->jdev->params.reconnect_timeout * HZ;
 		s->t_start = ktime_get();
@@ -367,17 +395,15 @@ static void rv_sconn_send_req(struct rv_sconn *s)
 		rv_sconn_retry(s, false);
 		return;
 	}
-	s->stats.req_sent++;
+	rv_sconn_count(s, &s->stats.req_sent);
 }
 
 /* An address resolution failed, or could not start. */
 static void rv_sconn_resolve_failed(struct rv_sconn *s)
 {
 	lockdep_assert_held(&s->mutex);
-	if (s->was_connected)
-		s->stats.reresolve_fail++;
-	else
-		s->stats.resolve_fail++;
+	rv_sconn_count(s, s->was_connected ? &s->stats.reresolve_fail :
+					     &s->stats.resolve_fail);
 }
 
 /* Count an address resolution that ended with @status. */
@@ -386,10 +412,7 @@ static void rv_sconn_resolve_count(struct rv_sconn *s, int status)
 	struct rv_conn_get_stats_params_out *st = &s->stats;
 
 	lockdep_assert_held(&s->mutex);
-	if (s->was_connected)
-		st->reresolve++;
-	else
-		st->resolve++;
+	rv_sconn_count(s, s->was_connected ? &st->reresolve : &st->resolve);
 	rv_sconn_step_time(s, &st->resolve_time, &st->reresolve_time,
 			   &st->max_reresolve_time);
 	if (status)
@@ -550,9 +573,6 @@ void rv_sconn_start(struct rv_sconn *s)
 void rv_sconn_stop(struct rv_sconn *s, enum rv_sconn_state state)
 {
 	mutex_lock(&s->mutex);
-	/* A close counts the time connected so far. */
-	if (state == RV_SCONN_CLOSING && s->state == RV_SCONN_CONNECTED)
-		rv_stat_time(&s->stats.connected_time, NULL, s->t_connected);
 	if (s->state != RV_SCONN_CLOSING)
 		rv_sconn_set_state(s, state);
 	mutex_unlock(&s->mutex);
@@ -611,7 +631,7 @@ static int rv_sconn_accept(struct rv_sconn *s, struct ib_cm_id *id)
 		goto err;
 	if (rv_cm_send_rep(s, id))
 		goto err;
-	st->rep_sent++;
+	rv_sconn_count(s, &st->rep_sent);
 	return 0;
 
 err:
@@ -631,7 +651,7 @@ int rv_sconn_req(struct rv_sconn *s, struct ib_cm_id *id,
 	int reason;
 
 	mutex_lock(&s->mutex);
-	s->stats.req_recv++;
+	rv_sconn_count(s, &s->stats.req_recv);
 	trace_rv_cm_event(s, ev->event, 0, 0, 0);
 	switch (s->state) {
 	case RV_SCONN_WAITING:
@@ -647,7 +667,7 @@ int rv_sconn_req(struct rv_sconn *s, struct ib_cm_id *id,
 		break;
 	}
 	if (reason)
-		s->stats.rej_sent++;
+		rv_sconn_count(s, &s->stats.rej_sent);
 	mutex_unlock(&s->mutex);
 	return reason;
 }
@@ -661,10 +681,10 @@ static int rv_sconn_rep(struct rv_sconn *s, struct ib_cm_id *id)
 	if (rv_qp_to_state(s, IB_QPS_INIT) || rv_qp_to_state(s, IB_QPS_RTR) ||
 	    rv_qp_to_state(s, IB_QPS_RTS) || ib_send_cm_rtu(id, NULL, 0)) {
 		rv_cm_reject(id, RV_REJ_LOCAL);
-		s->stats.rej_sent++;
+		rv_sconn_count(s, &s->stats.rej_sent);
 		return -1;
 	}
-	s->stats.rtu_sent++;
+	rv_sconn_count(s, &s->stats.rtu_sent);
 	s->established = true;
 	rv_sconn_established(s);
 	return 0;
@@ -712,35 +732,35 @@ static int rv_sconn_cm_event(struct rv_sconn *s, struct ib_cm_id *id,
 	lockdep_assert_held(&s->mutex);
 	switch (ev->event) {
 	case IB_CM_REP_RECEIVED:
-		st->rep_recv++;
+		rv_sconn_count(s, &st->rep_recv);
 		return rv_sconn_rep(s, id);
 	case IB_CM_RTU_RECEIVED:
-		st->rtu_recv++;
+		rv_sconn_count(s, &st->rtu_recv);
 		return rv_sconn_rtu(s);
 	case IB_CM_USER_ESTABLISHED:
-		st->established++;
+		rv_sconn_count(s, &st->established);
 		return rv_sconn_rtu(s);
 	case IB_CM_REJ_RECEIVED:
-		st->rej_recv++;
+		rv_sconn_count(s, &st->rej_recv);
 		return rv_sconn_rej(s, ev);
 	case IB_CM_REQ_ERROR:
-		st->req_error++;
+		rv_sconn_count(s, &st->req_error);
 		return -1;
 	case IB_CM_REP_ERROR:
-		st->rep_error++;
+		rv_sconn_count(s, &st->rep_error);
 		return -1;
 	case IB_CM_DREQ_RECEIVED:
-		st->dreq_recv++;
+		rv_sconn_count(s, &st->dreq_recv);
 		if (!ib_send_cm_drep(id, NULL, 0))
-			st->drep_sent++;
+			rv_sconn_count(s, &st->drep_sent);
 		rv_sconn_disconnected(s);
 		return 0;
 	case IB_CM_DREQ_ERROR:
-		st->dreq_error++;
+		rv_sconn_count(s, &st->dreq_error);
 		rv_sconn_disconnected(s);
 		return 0;
 	default:
-		rv_cm_count(st, ev->event);
+		rv_sconn_count(s, rv_cm_counter(st, ev->event));
 		return 0;
 	}
 }

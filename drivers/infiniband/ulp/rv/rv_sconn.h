@@ -81,7 +81,7 @@ struct rv_sconn {
 	u8 index;
 
 	struct mutex mutex;		/* CM and state machine steps */
-	spinlock_t lock;		/* state, credits, data path stats */
+	spinlock_t lock;		/* state, credits, stats */
 	enum rv_sconn_state state;
 	bool was_connected;
 	bool lost;			/* loss seen, recovery pending */
