@@ -835,10 +835,16 @@ TEST(BenchOob, HostPortAndHex)
 TEST(BenchOob, SocketMessagesAndTimeout)
 {
 	auto [a, b] = rv::bench::oob::socket_pair();
-	EXPECT_FALSE(b.readable());
+	EXPECT_FALSE(b.peek().has_value());
 	a.send(rv::bench::oob::Message{"HELLO", {}}.set("x", "1"));
 	a.send(rv::bench::oob::Message{"ERROR", {}}.set("msg", "it broke"));
-	EXPECT_TRUE(b.readable());
+	// peek() shows the next message and leaves it for recv(), twice.
+	for (int i = 0; i < 2; i++) {
+		const auto m = b.peek();
+		ASSERT_TRUE(m.has_value());
+		EXPECT_EQ(m->verb, "HELLO");
+		EXPECT_EQ(m->get("x"), "1");
+	}
 	EXPECT_EQ(b.expect("HELLO", std::chrono::seconds(1)).get("x"), "1");
 	try {
 		(void)b.expect("INFO", std::chrono::seconds(1));
@@ -852,6 +858,8 @@ TEST(BenchOob, SocketMessagesAndTimeout)
 	} catch (const std::system_error &e) {
 		EXPECT_EQ(e.code().value(), ETIMEDOUT);
 	}
+	EXPECT_FALSE(b.peek().has_value());
 	a.close();
+	EXPECT_THROW((void)b.peek(), std::runtime_error);
 	EXPECT_THROW((void)b.recv(std::chrono::seconds(1)), std::runtime_error);
 }

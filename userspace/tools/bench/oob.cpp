@@ -266,12 +266,28 @@ Message Socket::expect(std::string_view verb, std::chrono::milliseconds timeout)
 	return m;
 }
 
-bool Socket::readable() const
+std::optional<Message> Socket::peek()
 {
-	if (buf_.find('\n') != std::string::npos)
-		return true;
-	pollfd p{fd(), POLLIN, 0};
-	return ::poll(&p, 1, 0) > 0;
+	for (;;) {
+		const std::size_t nl = buf_.find('\n');
+		if (nl != std::string::npos)
+			return Message::parse(buf_.substr(0, nl));
+		if (buf_.size() > max_line)
+			throw std::runtime_error("out-of-band line too long");
+		char chunk[4096];
+		const ssize_t n = ::recv(fd(), chunk, sizeof(chunk), MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return std::nullopt;
+			throw_errno("out-of-band receive");
+		}
+		if (n == 0)
+			throw std::runtime_error("the peer closed the out-of-band "
+						 "connection");
+		buf_.append(chunk, static_cast<std::size_t>(n));
+	}
 }
 
 UniqueFd listen_tcp(const std::string &host, std::uint16_t port,

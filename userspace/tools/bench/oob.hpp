@@ -69,9 +69,9 @@ public:
 	Message recv(std::chrono::milliseconds timeout);
 	// recv() that must bring verb.
 	Message expect(std::string_view verb, std::chrono::milliseconds timeout);
-	// Whether a message (or the end of the stream) is waiting; does not
-	// block.
-	[[nodiscard]] bool readable() const;
+	// The next message if one has fully arrived, left for recv(); does
+	// not block. std::runtime_error at end of stream.
+	[[nodiscard]] std::optional<Message> peek();
 
 private:
 	UniqueFd fd_;
