@@ -28,6 +28,10 @@
 #       rv module parameters (e.g. 'cq_poll=workqueue|cq_poll=softirq'),
 #       rv reloaded with them, and of rvbench options (words starting
 #       with --, e.g. '--poll=yield'), in the same boot as one perftest run.
+#       A word ko=PATH loads that rv.ko instead of RV_KO: two builds of rv
+#       in one boot, e.g. 'ko=OLD|ko=NEW|ko=OLD|ko=NEW' with OLD from
+#       tools/build-module.sh -o build/old-modules (absolute paths; the
+#       tables name each by its directory above KVER: ko=old-modules).
 #       Each run also gives the VM's CPU time per write (/proc/stat: user,
 #       and kernel = system + irq + softirq, both nodes together, as both
 #       are this one kernel; the tools' setup included).
@@ -58,7 +62,7 @@ load_rv() {
 	IFS=, read -ra deps <<<"$(modinfo -F depends "$ko")"
 	[ ${#deps[@]} -eq 0 ] || modprobe -a "${deps[@]}"
 	[ ! -d /sys/module/rv ] || rmmod rv
-	insmod "$ko" "$@"
+	insmod "${rv_ko:-$ko}" "$@"
 	trap 'rmmod rv' EXIT
 }
 
@@ -206,16 +210,21 @@ ran_variant() {
 	done
 	echo "$why" >"$out/$1-$2.skipped"
 }
-# run_variants: for each variant i, rv reloaded with its module
-# parameters and rv_args set to its rvbench options (its words that start
-# with --), run CMD with %v in its arguments replaced by i.
-rv_args=()
+# run_variants: for each variant i, rv reloaded (from its ko=PATH, else
+# RV_KO) with its module parameters and rv_args set to its rvbench options
+# (its words that start with --), run CMD with %v in its arguments
+# replaced by i.
+rv_args=() rv_ko=
 run_variants() {
 	local i a args params
 	for i in "${!vars[@]}"; do
-		params=() rv_args=()
+		params=() rv_args=() rv_ko=
 		for a in ${vars[$i]}; do
-			if [[ $a == --* ]]; then rv_args+=("$a"); else params+=("$a"); fi
+			case $a in
+			--*) rv_args+=("$a") ;;
+			ko=*) rv_ko=${a#ko=} ;;
+			*) params+=("$a") ;;
+			esac
 		done
 		load_rv "${params[@]}"
 		args=()
@@ -307,7 +316,10 @@ echo "== rvbench / perftest"
 	    return "%7.1f %7.1f" % (u * 1e6 / hz / per, k * 1e6 / hz / per)
 
 	def vname(i):
-	    return variants[i] or "rv defaults"
+	    # ko=PATH shown by the directory above the kernel's: ko=old-modules
+	    w = [("ko=" + p.split("/")[-3] if p.startswith("ko=") and p.count("/") > 2 else p)
+	         for p in variants[i].split()]
+	    return " ".join(w) or "rv defaults"
 
 	def skipped(name):
 	    # why rvbench skipped the size in every variant (and perftest
