@@ -23,12 +23,14 @@
  *
  * Locking order (outermost first). A lock may be taken while holding only
  * locks above it in this list:
- *   0. rv_dev_srcu         - an SRCU read section around every ioctl of
- *                            an attached process (no lock on the post
- *                            path); the removal of a job's RDMA device
- *                            marks the job dead, waits for the sections
- *                            that may not have seen it, then frees every
- *                            verbs object of the job
+ *   0. rv_dev_srcu         - an SRCU read section around ATTACH and every
+ *                            ioctl of an attached process (no lock on the
+ *                            post path); the removal of an RDMA device
+ *                            unlists it and waits for the ATTACHes that
+ *                            may have found it, then marks each job on
+ *                            it dead, waits for the sections that may
+ *                            not have seen that, and frees every verbs
+ *                            object of the job
  *   1. rv_file.lock        - ATTACH and CAPABILITY of one file
  *   2. rv_user.reg_mutex   - REG_MEM's misses and EVICT of one process
  *   3. mm->mmap_lock       - taken by ib_umem_get(), MMU notifier

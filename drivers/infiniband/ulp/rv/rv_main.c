@@ -71,8 +71,13 @@ static void rv_remove_one(struct ib_device *ib_dev, void *client_data)
 	struct rv_device *dev = client_data;
 	struct rv_job_dev *jdev;
 
-	/* No new attach finds it; the jobs on it give it up now. */
+	/*
+	 * No new attach finds it. One that found it before runs in an
+	 * rv_dev_srcu read section: once those are over, every job on the
+	 * device is listed, with its users, and gives the device up now.
+	 */
 	rv_device_unlist(dev);
+	synchronize_srcu(&rv_dev_srcu);
 	while ((jdev = rv_job_get_live(dev))) {
 		rv_job_kill(jdev);
 		rv_job_put(jdev);

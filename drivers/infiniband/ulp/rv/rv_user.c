@@ -337,11 +337,16 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 	struct rv_attach_req req = {};
 	struct rv_job_dev *jdev;
 	struct rv_user *user;
-	int ret;
+	int ret, idx;
 
 	if (copy_from_user(&p, ctx->uarg, _IOC_SIZE(ctx->cmd)))
 		return -EFAULT;
 
+	/*
+	 * From finding the device to the user in its job: the removal of the
+	 * device waits for this (rv_remove_one()), then finds the job.
+	 */
+	idx = srcu_read_lock(&rv_dev_srcu);
 	mutex_lock(&rf->lock);
 	if (rf->user) {
 		ret = -EBUSY;
@@ -363,6 +368,7 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 		goto out_put_job;
 	}
 	mutex_unlock(&rf->lock);
+	srcu_read_unlock(&rv_dev_srcu, idx);
 	trace_rv_attach(user);
 	return 0;
 
@@ -371,5 +377,6 @@ out_put_job:
 	rv_job_put(jdev);
 out_unlock:
 	mutex_unlock(&rf->lock);
+	srcu_read_unlock(&rv_dev_srcu, idx);
 	return ret;
 }
