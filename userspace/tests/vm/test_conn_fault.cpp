@@ -21,8 +21,10 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -341,13 +343,68 @@ bool node_active(const Node &n)
 		milliseconds(10000));
 }
 
+// Attaches in a loop (run(), on a thread of its own) until one fails with
+// ENODEV, or its thread is asked to stop.
+struct AttachRace {
+	std::atomic<unsigned> attached{0};
+	std::atomic<bool> ended{false};
+	std::map<int, unsigned> errs;	// errno -> count, read after finish()
+	int last_err = 0;
+	std::string other;		// another exception's message
+
+	void run(const rv::AttachParams &p, const std::stop_token &stop)
+	{
+		while (!stop.stop_requested()) {
+			try {
+				rv::Device d = attach_new(p);
+				attached++;
+			} catch (const std::system_error &e) {
+				last_err = e.code().value();
+				errs[last_err]++;
+				if (last_err == ENODEV)
+					break;
+			} catch (const std::exception &e) {
+				last_err = -1;	// not an errno: ends the loop
+				other = e.what();
+				break;
+			}
+		}
+		ended = true;
+	}
+
+	// Until the first attach worked (bounded).
+	void wait_first(milliseconds timeout) const
+	{
+		(void)wait_until([&] { return attached > 0 || ended; }, timeout);
+	}
+
+	void finish(std::jthread &t, milliseconds timeout)
+	{
+		if (!wait_until([&] { return ended.load(); }, timeout))
+			t.request_stop();
+		t.join();
+	}
+
+	[[nodiscard]] std::string str() const
+	{
+		std::string s = std::to_string(attached.load()) + " attached";
+		for (const auto &[e, n] : errs)
+			s += ", " + std::to_string(n) + " " + std::strerror(e);
+		if (!other.empty())
+			s += ", then: " + other;
+		return s;
+	}
+};
+
 // Node 1's RDMA device goes away under a connection with writes in
 // flight (gone()): rv gives up every verbs object of the job at once, so
 // the removal neither hangs nor leaves the kernel anything to warn about.
 // This side's connection fails for good (posts EIO, CONN_CONNECTED EIO),
 // each post completes exactly once, the ring stays readable and REG_MEM
-// says ENODEV. back() puts the device back; then a new job attaches on
-// it and connects.
+// says ENODEV. Attaches to node 1, each a new job, run meanwhile until
+// one says ENODEV (AttachRace): the removal finds every job an attach
+// made, however close to it. back() puts the device back; then a new job
+// attaches on it and connects.
 void device_goes_away(const Node &n0, const Node &n1,
 		      const std::function<void()> &gone,
 		      const std::function<void()> &back)
@@ -362,15 +419,26 @@ void device_goes_away(const Node &n0, const Node &n1,
 	const WriteTarget peer = child.chan().expect_body<WriteTarget>(msg_user, seconds(120));
 	rv::Mapping buf = rv::Mapping::anonymous(MiB);
 
+	// Meanwhile, attaches to node 1 one after the other, each a new job
+	// and closed at once, race the device's removal: until ATTACH says
+	// the device is gone. The kernel log check sees what they break.
+	AttachRace race;
+	const rv::AttachParams race_p = params_for(n1);
+	std::jthread attacher([&](const std::stop_token &st) { race.run(race_p, st); });
 	bool done = false;
 	LossLog log = watch_loss(
 		*me, peer,
 		[&] {
+			race.wait_first(seconds(120));
 			gone();
 			done = true;
 		},
 		seconds(1), seconds(cfg.reconnect_timeout + 60));
+	race.finish(attacher, seconds(60));
 	note("after the loss: " + log.str());
+	note("attaches racing the removal: " + race.str());
+	EXPECT_GT(race.attached.load(), 0u) << "no attach before the removal";
+	EXPECT_EQ(race.last_err, ENODEV) << "the attaches did not end with ENODEV: " << race.str();
 	ASSERT_TRUE(done);
 	EXPECT_GT(log.cqe_ok, 0u) << "no write succeeded before the loss";
 	EXPECT_EQ(log.cqe_unknown, 0u);
