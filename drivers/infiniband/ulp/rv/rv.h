@@ -48,9 +48,13 @@
  *                            for the listener's REQ handlers, and they
  *                            take 4, 5 and 7; so taken under none of 3a
  *                            to 11
- *   4. rv_jobs_lock        - the list of rv_job_dev and their members
- *                            count (the CM REQ handler
- *                            takes it to find the job of a REQ)
+ *   4. rv_jobs_lock        - the lists of rv_job_dev, their members
+ *                            count and creating flag (the CM REQ handler
+ *                            takes it to find the job of a REQ); never
+ *                            held across a device call: a job-device is
+ *                            listed before its verbs objects are made,
+ *                            and ATTACHes of its key wait for them
+ *                            without it (rv_job_get())
  *   5. rv_job_dev.conn_mutex - the job's list of rv_conn, their paths
  *   6. rv_devices_lock     - the list of rv_device
  *   7. rv_sconn.mutex      - CM and state machine steps of one QP; never
@@ -81,6 +85,7 @@
 #ifndef RV_H
 #define RV_H
 
+#include <linux/completion.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -195,8 +200,10 @@ struct rv_job_dev {
 	struct ib_cm_id *listen_id;	/* shared by the CM per service id */
 	struct mutex conn_mutex;	/* conns */
 	struct list_head conns;		/* struct rv_conn */
-	struct list_head all;		/* rv_all_jobs, until released */
+	struct list_head all;		/* rv_all_jobs, once created */
 	bool dead;			/* its device is gone: rv_job_dead() */
+	bool creating;			/* verbs objects not made yet */
+	struct completion created;	/* done (or failed): creating false */
 };
 
 /* Under rv_dev_srcu: the job's device is gone, its verbs objects too. */

@@ -22,8 +22,8 @@
 /* See the locking order in rv.h. */
 DEFINE_SRCU(rv_dev_srcu);
 
-static LIST_HEAD(rv_jobs);		/* jobs with members, found by key */
-static LIST_HEAD(rv_all_jobs);		/* every job-device not yet released */
+static LIST_HEAD(rv_jobs);		/* jobs with members or being made, by key */
+static LIST_HEAD(rv_all_jobs);		/* every job-device made, until released */
 static DEFINE_MUTEX(rv_jobs_lock);
 static u32 rv_next_job_id;		/* under rv_jobs_lock */
 
@@ -34,7 +34,8 @@ static void rv_job_release(struct kref *kref)
 
 	if (!list_empty(&jdev->list))
 		list_del(&jdev->list);
-	list_del(&jdev->all);
+	if (!list_empty(&jdev->all))
+		list_del(&jdev->all);
 	mutex_unlock(&rv_jobs_lock);
 
 	WARN_ON(!xa_empty(&jdev->users));
@@ -113,39 +114,59 @@ static bool rv_job_agrees(const struct rv_job_params *a,
 }
 
 /*
- * Find the caller's job-device or create it. Takes over the reference on
- * @dev. Returns the job-device with a reference held, or ERR_PTR.
+ * Join the listed job-device @jdev, which matches the caller's key, with
+ * rv_jobs_lock held; drops it. One still being created by another ATTACH
+ * is waited for, without the lock. Returns @jdev with a reference held,
+ * NULL if it did not come to be (or lost its last member meanwhile) and
+ * the caller looks again, or ERR_PTR.
  */
-struct rv_job_dev *rv_job_get(struct rv_device *dev,
-			      const struct rv_attach_req *req)
+static struct rv_job_dev *rv_job_join(struct rv_job_dev *jdev,
+				      const struct rv_job_params *params)
 {
-	struct net *net = current->nsproxy->net_ns;
-	kuid_t uid = current_euid();
-	struct rv_job_dev *jdev;
-	struct ib_pd *pd;
 	int ret;
 
-	mutex_lock(&rv_jobs_lock);
-	list_for_each_entry(jdev, &rv_jobs, list) {
-		if (!rv_job_matches(jdev, dev, &req->key, uid, net))
-			continue;
-		/* Under rv_jobs_lock a listed job holds a reference. */
-		if (rv_job_agrees(&jdev->params, &req->params)) {
-			kref_get(&jdev->kref);
-			jdev->members++;
-		} else {
-			jdev = ERR_PTR(-EBUSY);
-		}
+	/* Under rv_jobs_lock a listed job holds a reference. */
+	if (!rv_job_agrees(&jdev->params, params)) {
 		mutex_unlock(&rv_jobs_lock);
-		rv_device_put(dev);
-		return jdev;
+		return ERR_PTR(-EBUSY);
 	}
+	kref_get(&jdev->kref);
+	if (jdev->creating) {
+		mutex_unlock(&rv_jobs_lock);
+		ret = wait_for_completion_killable(&jdev->created);
+		if (ret) {
+			rv_job_put(jdev);
+			return ERR_PTR(-EINTR);
+		}
+		mutex_lock(&rv_jobs_lock);
+	}
+	if (list_empty(&jdev->list)) {
+		mutex_unlock(&rv_jobs_lock);
+		rv_job_put(jdev);
+		return NULL;
+	}
+	jdev->members++;
+	mutex_unlock(&rv_jobs_lock);
+	return jdev;
+}
 
+/*
+ * A new job-device for the caller's key, listed at once so that other
+ * ATTACHes with the key wait for it (rv_job_join()) rather than make a
+ * second one, but with no verbs object yet. Takes over the reference on
+ * @dev. Called with rv_jobs_lock held.
+ */
+static struct rv_job_dev *rv_job_alloc(struct rv_device *dev,
+				       const struct rv_attach_req *req)
+{
+	struct rv_job_dev *jdev;
+	kuid_t uid = current_euid();
+	int ret;
+
+	lockdep_assert_held(&rv_jobs_lock);
 	jdev = kzalloc_obj(*jdev, GFP_KERNEL_ACCOUNT);
-	if (!jdev) {
-		jdev = ERR_PTR(-ENOMEM);
-		goto out_put_dev;
-	}
+	if (!jdev)
+		return ERR_PTR(-ENOMEM);
 	jdev->owner = rv_owner_get(uid);
 	if (!jdev->owner) {
 		ret = -ENOMEM;
@@ -154,24 +175,15 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	ret = rv_owner_charge(jdev->owner, RV_OWNER_JOBS, 1);
 	if (ret)
 		goto err_owner;
-	/* The PD, the registration QP and its CQ. */
-	ret = rv_rdmacg_charge(&jdev->rdmacg, dev->ib_dev,
-			       RDMACG_RESOURCE_HCA_OBJECT, 3);
-	if (ret)
-		goto err_uncharge;
-	pd = ib_alloc_pd(dev->ib_dev, 0);
-	if (IS_ERR(pd)) {
-		ret = PTR_ERR(pd);
-		goto err_rdmacg;
-	}
 	kref_init(&jdev->kref);
 	jdev->id = ++rv_next_job_id;
 	jdev->members = 1;
+	jdev->creating = true;
+	init_completion(&jdev->created);
 	jdev->dev = dev;
 	strscpy(jdev->dev_name, req->dev_name, sizeof(jdev->dev_name));
-	jdev->pd = pd;
 	jdev->uid = uid;
-	jdev->net = get_net(net);
+	jdev->net = get_net(current->nsproxy->net_ns);
 	jdev->max_msg_sz = req->max_msg_sz;
 	jdev->key = req->key;
 	jdev->params = req->params;
@@ -182,37 +194,103 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 	mutex_init(&jdev->conn_mutex);
 	mutex_init(&jdev->listen_mutex);
 	INIT_LIST_HEAD(&jdev->conns);
+	INIT_LIST_HEAD(&jdev->all);
+	atomic_inc(&dev->jobs);
+	list_add_tail(&jdev->list, &rv_jobs);
+	return jdev;
+
+err_owner:
+	rv_owner_put(jdev->owner);
+err_free:
+	kfree(jdev);
+	return ERR_PTR(ret);
+}
+
+/* The job-device's own verbs objects (rv_job_free_verbs() undoes them). */
+static int rv_job_alloc_verbs(struct rv_job_dev *jdev)
+{
+	struct ib_device *ib_dev = jdev->dev->ib_dev;
+	struct ib_pd *pd;
+	int ret;
+
+	/* The PD, the registration QP and its CQ. */
+	ret = rv_rdmacg_charge(&jdev->rdmacg, ib_dev,
+			       RDMACG_RESOURCE_HCA_OBJECT, 3);
+	if (ret)
+		return ret;
+	pd = ib_alloc_pd(ib_dev, 0);
+	if (IS_ERR(pd)) {
+		ret = PTR_ERR(pd);
+		goto err_rdmacg;
+	}
+	jdev->pd = pd;
 	ret = rv_reg_qp_init(jdev);
 	if (ret)
 		goto err_pd;
 	ret = rv_cm_listen(jdev);
 	if (ret)
 		goto err_reg;
-	list_add_tail(&jdev->list, &rv_jobs);
-	list_add_tail(&jdev->all, &rv_all_jobs);
-	atomic_inc(&dev->jobs);
-	mutex_unlock(&rv_jobs_lock);
-	return jdev;
+	return 0;
 
 err_reg:
 	rv_reg_qp_destroy(jdev);
 err_pd:
-	mutex_destroy(&jdev->listen_mutex);
-	mutex_destroy(&jdev->conn_mutex);
-	put_net(jdev->net);
 	ib_dealloc_pd(pd);
+	jdev->pd = NULL;
 err_rdmacg:
-	rv_rdmacg_uncharge(&jdev->rdmacg, dev->ib_dev);
-err_uncharge:
-	rv_owner_uncharge(jdev->owner, RV_OWNER_JOBS, 1);
-err_owner:
-	rv_owner_put(jdev->owner);
-err_free:
-	kfree(jdev);
-	jdev = ERR_PTR(ret);
-out_put_dev:
+	rv_rdmacg_uncharge(&jdev->rdmacg, ib_dev);
+	return ret;
+}
+
+/*
+ * Find the caller's job-device or create it. Takes over the reference on
+ * @dev. Returns the job-device with a reference held, or ERR_PTR.
+ *
+ * rv_jobs_lock is not held across the device calls that create one: the
+ * new job-device is listed first, marked creating, and ATTACHes with its
+ * key wait for it; others, and the CM's REQ handlers, go on meanwhile.
+ * The caller's rv_dev_srcu read section keeps the device's removal from
+ * killing its jobs before this one is complete.
+ */
+struct rv_job_dev *rv_job_get(struct rv_device *dev,
+			      const struct rv_attach_req *req)
+{
+	struct net *net = current->nsproxy->net_ns;
+	kuid_t uid = current_euid();
+	struct rv_job_dev *jdev;
+	int ret;
+
+again:
+	mutex_lock(&rv_jobs_lock);
+	list_for_each_entry(jdev, &rv_jobs, list) {
+		if (!rv_job_matches(jdev, dev, &req->key, uid, net))
+			continue;
+		jdev = rv_job_join(jdev, &req->params);
+		if (!jdev)
+			goto again;
+		rv_device_put(dev);
+		return jdev;
+	}
+	jdev = rv_job_alloc(dev, req);
 	mutex_unlock(&rv_jobs_lock);
-	rv_device_put(dev);
+	if (IS_ERR(jdev)) {
+		rv_device_put(dev);
+		return jdev;
+	}
+
+	ret = rv_job_alloc_verbs(jdev);
+	mutex_lock(&rv_jobs_lock);
+	jdev->creating = false;
+	if (ret)
+		list_del_init(&jdev->list);
+	else
+		list_add_tail(&jdev->all, &rv_all_jobs);
+	mutex_unlock(&rv_jobs_lock);
+	complete_all(&jdev->created);
+	if (ret) {
+		rv_job_put(jdev);
+		return ERR_PTR(ret);
+	}
 	return jdev;
 }
 
