@@ -20,10 +20,12 @@
 // (A REQ from another uid's job: Security.OtherUidCannotConnectToTheJob.)
 #include <gtest/gtest.h>
 
+#include <barrier>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <fstream>
@@ -31,6 +33,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <grp.h>
@@ -705,6 +708,65 @@ TEST(Tenant, PerUserLimitsOnJobsConnectionsAndQps)
 		ASSERT_TRUE(out.ok()) << how(out);
 		EXPECT_EQ(out.report->first, 0);
 		EXPECT_EQ(out.report->second, 0);
+	}
+}
+
+namespace {
+
+constexpr std::size_t first_attach_threads = 8;
+
+struct FirstAttachReport {
+	int error[first_attach_threads];	// errno of each ATTACH, or 0
+	std::uint32_t index[first_attach_threads];	// its rv_index
+};
+
+} // namespace
+
+// The first ATTACHes of a new job, made at once, make one job: the first
+// to come lists it while it makes its verbs objects, and the others wait
+// for it and join. So none is refused for the per-user job limit, even
+// at 1, and their rv_index values are all different.
+TEST(Tenant, ConcurrentFirstAttachesOfOneJobCountOnce)
+{
+	RV_ROOT_OR_SKIP();
+	RV_NODE_OR_SKIP(n, 0);
+	ParamGuard g("max_jobs_per_user", 1);
+
+	for (int round = 0; round < 10; round++) {
+		settle_uid(nobody_id);
+		const auto out = run_in_child<FirstAttachReport>([&] {
+			become_nobody();
+			const rv::AttachParams p = params_for(n);
+			FirstAttachReport r{};
+			std::vector<rv::Device> devs;
+			for (std::size_t i = 0; i < first_attach_threads; i++)
+				devs.push_back(open_declared());
+			std::barrier go(static_cast<std::ptrdiff_t>(first_attach_threads));
+			std::vector<std::jthread> threads;
+			for (std::size_t i = 0; i < first_attach_threads; i++) {
+				threads.emplace_back([&, i] {
+					go.arrive_and_wait();
+					try {
+						r.index[i] = devs[i].attach(p).rv_index;
+					} catch (const std::system_error &e) {
+						r.error[i] = e.code().value();
+					}
+				});
+			}
+			threads.clear();	// joins them
+			return r;
+		});
+		ASSERT_TRUE(out.ok()) << how(out);
+		std::set<std::uint32_t> indices;
+		for (std::size_t i = 0; i < first_attach_threads; i++) {
+			EXPECT_EQ(out.report->error[i], 0)
+				<< "round " << round << ", thread " << i << ": "
+				<< std::strerror(out.report->error[i]);
+			if (!out.report->error[i])
+				indices.insert(out.report->index[i]);
+		}
+		EXPECT_EQ(indices.size(), first_attach_threads)
+			<< "round " << round << ": not all in one job";
 	}
 }
 
