@@ -51,6 +51,7 @@ TEST(RvBench, Help)
 		EXPECT_EQ(r.exit_code, 0) << h;
 		EXPECT_THAT(r.out, HasSubstr("Usage: rvbench COMMAND"));
 		EXPECT_THAT(r.out, HasSubstr("  reg "));
+		EXPECT_THAT(r.out, HasSubstr("  attach "));
 		EXPECT_THAT(r.out, HasSubstr("  bw "));
 		EXPECT_THAT(r.out, HasSubstr("  lat "));
 		EXPECT_THAT(r.out, HasSubstr("--json"));
@@ -118,6 +119,11 @@ TEST(RvBench, UsageErrorsExit2)
 		{"reg", "--progress=x"},
 		{"reg", "--progress=-1"},
 		{"reg", "--progress="},
+		{"attach", "--threads", "0"},
+		{"attach", "--threads", "65"},
+		{"attach", "--iters", "0"},
+		{"attach", "--same-job=1"},
+		{"attach", "extra"},
 		{"reg", "--no-progress=1"},
 		{"bw"},
 		{"bw", "--listen", "1", "--connect", "h:1"},
@@ -270,10 +276,19 @@ protected:
 	}
 	void TearDown() override { std::filesystem::remove_all(root_); }
 
+	// rvbench reg --no-ibv ARGS on fake0.
 	ProcessResult run(std::vector<std::string> args)
 	{
-		args.insert(args.begin(), {RVBENCH_PATH, "reg", "--rv", "/dev/null",
-					   "--sysfs", root_.string(), "--no-ibv"});
+		args.insert(args.begin(), {"reg", "--no-ibv"});
+		return command(std::move(args));
+	}
+
+	// rvbench COMMAND ARGS (args[0] the command) on fake0.
+	ProcessResult command(std::vector<std::string> args)
+	{
+		args.insert(args.begin() + 1, {"--rv", "/dev/null", "--sysfs",
+					       root_.string()});
+		args.insert(args.begin(), RVBENCH_PATH);
 		return rv::test::run_process(
 			args, {std::string("LD_PRELOAD=") + FAKE_RV_IOCTL_PATH,
 			       "RV_FAKE_MAJOR=1", "RV_FAKE_MINOR=7", "RV_FAKE_CAPS=2",
@@ -333,6 +348,47 @@ TEST_F(RvBenchFake, JsonEvictMethod)
 	// Per size: 5 + 300 hits; 1 (caching the hit buffer) + 5 + 40 misses.
 	EXPECT_EQ(v.at("cache_stats").at("hit").as_uint(), 2u * 305);
 	EXPECT_EQ(v.at("cache_stats").at("miss").as_uint(), 2u * (1 + 45));
+}
+
+TEST_F(RvBenchFake, AttachJsonNewJobs)
+{
+	ProcessResult r = command({"attach", "--json", "--threads", "3",
+				   "--iters", "20", "--warmup", "2"});
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	JsonValue v = JsonValue::parse(r.out);
+	EXPECT_EQ(v.at("command").as_string(), "attach");
+	EXPECT_EQ(v.at("device").as_string(), "fake0");
+	EXPECT_EQ(v.at("job").as_string(), "new");
+	EXPECT_EQ(v.at("threads").as_uint(), 3u);
+	EXPECT_EQ(v.at("attach").at("calls").as_uint(), 60u);
+	EXPECT_LE(v.at("attach").at("median_ns").as_uint(),
+		  v.at("attach").at("p99_ns").as_uint());
+	EXPECT_GT(v.at("wall_ns").as_uint(), 0u);
+	EXPECT_TRUE(v.at("attaches_per_s").is_number());
+}
+
+TEST_F(RvBenchFake, AttachTableSameJob)
+{
+	ProcessResult r = command({"attach", "--same-job", "--threads", "2",
+				   "--iters", "5"});
+	ASSERT_TRUE(r.exited);
+	ASSERT_EQ(r.exit_code, 0) << r.err;
+	EXPECT_THAT(r.out, HasSubstr("rvbench attach: fake0 port 1 via /dev/null, "
+				     "2 threads, all join one job"));
+	EXPECT_THAT(r.out, HasSubstr("ATTACH/s"));
+	EXPECT_THAT(r.out, HasSubstr("\n      10 "));
+}
+
+// A refused ATTACH (here: fake1 is in sysfs but not a device of the
+// fake module) ends the run with status 1 and errno's text.
+TEST_F(RvBenchFake, AttachRefusedExit1)
+{
+	ProcessResult r = command({"attach", "--device", "fake1", "--iters", "2"});
+	ASSERT_TRUE(r.exited);
+	EXPECT_EQ(r.exit_code, 1);
+	EXPECT_THAT(r.err, HasSubstr("No such device"));
+	EXPECT_EQ(r.out, "");
 }
 
 TEST_F(RvBenchFake, TableRemapMethodAndSkippedSize)

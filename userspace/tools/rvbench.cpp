@@ -3,11 +3,13 @@
 // rvbench: micro-benchmarks of the rv module.
 //
 //	rvbench reg [--sizes 4K,64K,1M,4M] [--iters N] [--json]
+//	rvbench attach [--threads N] [--iters N] [--same-job] [--json]
 //	rvbench bw  [--listen PORT | --connect HOST:PORT | --loopback] [--json]
 //	rvbench lat [--listen PORT | --connect HOST:PORT | --loopback] [--json]
 //
 // Each command is an entry of the command table below and has files of
-// its own: `reg` (bench/reg.cpp) works on one attached rv::Device; `bw`
+// its own: `reg` (bench/reg.cpp) works on one attached rv::Device;
+// `attach` (bench/attach.cpp) attaches from several threads at once; `bw`
 // and `lat` (bench/transfer.cpp, their options in
 // bench/transfer_options.cpp) send RDMA WRITE with immediate through rv's
 // shared connections between two processes each attached to its own
@@ -33,6 +35,7 @@ struct Command {
 
 constexpr Command commands[] = {
 	{"reg", "REG_MEM cost: MR cache hit vs miss vs ibv_reg_mr", run_reg},
+	{"attach", "ATTACH cost and rate, threads at once, new jobs or one", run_attach},
 	{"bw", "RDMA WRITE with immediate between two nodes: MB/s, Mmsg/s", run_bw},
 	{"lat", "RDMA WRITE with immediate ping-pong: half round trip", run_lat},
 };

@@ -10,6 +10,9 @@ namespace rvbench {
 // reg: REG_MEM cost, MR cache hit vs miss vs ibv_reg_mr (bench/reg.cpp).
 int run_reg(int argc, char **argv);
 
+// attach: ATTACH cost, threads at once, new jobs or one (bench/attach.cpp).
+int run_attach(int argc, char **argv);
+
 // bw and lat: RDMA WRITE with immediate between two nodes
 // (bench/transfer.cpp).
 int run_bw(int argc, char **argv);

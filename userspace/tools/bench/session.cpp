@@ -29,18 +29,24 @@ std::string default_device(const rv::RdmaSysfs &sysfs)
 				"(use --device)");
 }
 
-Session open_session(const CommonOptions &o, std::uint32_t mr_cache_size_mb)
+rv::AttachParams session_params(const CommonOptions &o)
 {
 	const rv::RdmaSysfs sysfs(o.sysfs);
 	std::string device = o.device.empty() ? default_device(sysfs) : o.device;
 	rv::AttachParams p = rv::AttachParams::for_roce(device, o.port, {}, sysfs.root());
 	p.cq_entries = 0;
+	return p;
+}
+
+Session open_session(const CommonOptions &o, std::uint32_t mr_cache_size_mb)
+{
+	rv::AttachParams p = session_params(o);
 	p.mr_cache_size = mr_cache_size_mb;
 
 	rv::Device dev(o.rv_path);
 	rv::Capability cap = dev.capability();
 	rv::Attach a = dev.attach(p);
-	return Session{device, o.port, std::move(dev), cap, a};
+	return Session{p.dev_name, o.port, std::move(dev), cap, a};
 }
 
 void progress(const CommonOptions &o, const std::string &msg)

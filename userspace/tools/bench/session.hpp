@@ -34,6 +34,11 @@ struct Session {
 
 // Opens the rv device, declares the current ABI and attaches to the port
 // with PSM3's defaults (no event ring), mr_cache_size_mb 0 = default.
+// What open_session() attaches with, mr_cache_size aside: the device
+// (--device, else default_device()), PSM3's defaults for its RoCE v2 GID,
+// a new random job key, no event ring.
+rv::AttachParams session_params(const CommonOptions &o);
+
 Session open_session(const CommonOptions &o, std::uint32_t mr_cache_size_mb);
 
 // With --verbose, msg on stderr.
