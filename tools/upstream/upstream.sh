@@ -5,13 +5,15 @@
 # make deps installs (linux-source-7.x, tools/toolchain.sh), written by
 # tools/upstream/make-series.py to build/upstream/ (0000-cover-letter.patch
 # first), then checked: checkpatch.pl --strict of that kernel on every
-# patch must find nothing. TAP on stdout, one point per patch.
+# patch must find nothing. The fixes of soft-RoCE the test bed runs with
+# go apart, as their own series in build/upstream/rxe/ (rxe-series.sh).
+# TAP on stdout, one point per patch.
 #
 #   tools/upstream/upstream.sh [-o OUT]
 #
 # The kernel files the series edits, and checkpatch.pl with its data, are
 # taken out of the source tarball once per package version, into
-# ${RV_CACHE_DIR:-/var/cache/rv}/upstream/VERSION.
+# ${RV_CACHE_DIR:-/var/cache/rv}/upstream/VERSION (rxe's sources too).
 set -euo pipefail
 
 here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
@@ -19,7 +21,7 @@ top=$(cd "$here/../.." && pwd)
 out=${RV_BUILD_DIR:-$top/build}/upstream
 case "${1:-}" in
 -o) out=${2:?usage: upstream.sh [-o OUT]} ;;
--h|--help) sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) sed -n '4,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 '') ;;
 *) echo "usage: upstream.sh [-o OUT]" >&2; exit 2 ;;
 esac
@@ -48,9 +50,17 @@ if [ ! -f "$cache/.rv-extracted" ]; then
 	touch "$cache/.rv-extracted"
 fi
 
+# The soft-RoCE fixes (rxe-series.sh) need rxe's sources too.
+if [ ! -f "$cache/.rv-extracted-rxe" ]; then
+	rm -rf "$base/drivers/infiniband/sw/rxe"
+	tar -xJf "$tar" -C "$cache" "$pkg/drivers/infiniband/sw/rxe"
+	touch "$cache/.rv-extracted-rxe"
+fi
+
 mapfile -t patches < <(python3 "$here/make-series.py" --base "$base" --out "$out")
+rxe_patches=("$top"/tools/testing/kernel/rxe-patches/*.patch)
 n=0
-echo "1..$((${#patches[@]} - 1))"
+echo "1..$((${#patches[@]} - 1 + ${#rxe_patches[@]}))"
 for p in "${patches[@]}"; do
 	case "${p##*/}" in 0000-*) continue ;; esac
 	n=$((n + 1))
@@ -65,4 +75,5 @@ for p in "${patches[@]}"; do
 		printf '%s\n' "$res" | sed 's/^/# /'
 	fi
 done
-echo "# upstream: $((${#patches[@]} - 1)) patches and a cover letter in $out, for $pkg $ver" >&2
+"$here/rxe-series.sh" "$base" "$out/rxe" $((n + 1))
+echo "# upstream: $((${#patches[@]} - 1)) patches and a cover letter in $out, for $pkg $ver; the soft-RoCE fixes in $out/rxe" >&2
