@@ -174,14 +174,8 @@ std::string attach_json(const AttachOptions &o, const rv::AttachParams &p,
 		.member("threads", o.threads)
 		.member("iters", o.iters)
 		.member("warmup", o.warmup);
-	w.key("attach").begin_object()
-		.member("calls", r.attach.count)
-		.member("median_ns", r.attach.median)
-		.member("p99_ns", r.attach.p99)
-		.member("min_ns", r.attach.min)
-		.member("max_ns", r.attach.max)
-		.member("mean_ns", r.attach.mean)
-		.end_object();
+	w.key("attach");
+	rv::bench::write_summary(w, r.attach);
 	w.member("wall_ns", r.wall_ns)
 		.member("attaches_per_s", per_second(r))
 		.end_object();

@@ -63,6 +63,18 @@ Summary summarize(std::vector<std::uint64_t> samples)
 	return s;
 }
 
+void write_summary(rv::json::Writer &w, const Summary &s)
+{
+	w.begin_object()
+		.member("calls", s.count)
+		.member("median_ns", s.median)
+		.member("p99_ns", s.p99)
+		.member("min_ns", s.min)
+		.member("max_ns", s.max)
+		.member("mean_ns", s.mean)
+		.end_object();
+}
+
 double ratio(std::uint64_t a, std::uint64_t b) noexcept
 {
 	if (!b)

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <toolkit/json.hpp>
+
 namespace rv::bench {
 
 // "4 KiB", "1 MiB", "1.5 MiB", "100 B".
@@ -36,6 +38,9 @@ struct Summary {
 
 // Sorts samples and summarizes them.
 [[nodiscard]] Summary summarize(std::vector<std::uint64_t> samples);
+
+// s as a JSON object: calls, median_ns, p99_ns, min_ns, max_ns, mean_ns.
+void write_summary(rv::json::Writer &w, const Summary &s);
 
 // a / b, or NaN when b is 0.
 [[nodiscard]] double ratio(std::uint64_t a, std::uint64_t b) noexcept;

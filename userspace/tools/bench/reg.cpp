@@ -31,6 +31,7 @@ namespace rvbench {
 namespace {
 
 using rv::bench::Summary;
+using rv::bench::write_summary;
 
 enum class MissMethod { evict, remap };
 
@@ -336,18 +337,6 @@ const char *miss_method_text(MissMethod m)
 		? "RV_IOCTL_EVICT of the entry after each call (untimed)"
 		: "munmap + mmap MAP_FIXED of the buffer before each call "
 		  "(untimed)";
-}
-
-void write_summary(rv::json::Writer &w, const Summary &s)
-{
-	w.begin_object()
-		.member("calls", s.count)
-		.member("median_ns", s.median)
-		.member("p99_ns", s.p99)
-		.member("min_ns", s.min)
-		.member("max_ns", s.max)
-		.member("mean_ns", s.mean)
-		.end_object();
 }
 
 std::string reg_json(const RegOptions &o, const Session &s,
