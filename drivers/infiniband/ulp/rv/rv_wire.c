@@ -4,6 +4,7 @@
  */
 #include <kunit/visibility.h>
 #include <linux/errno.h>
+#include <linux/export.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
 
