@@ -37,6 +37,9 @@ pkgs=(
 	dkms groff-base
 	# the tracepoint test records with trace-cmd, as admins do
 	trace-cmd
+	# make upstream: the series without the out-of-tree module's older
+	# uAPI forms (#ifndef RV_UPSTREAM)
+	unifdef
 )
 
 missing=()

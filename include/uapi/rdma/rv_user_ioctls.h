@@ -37,7 +37,7 @@
  * this header defines for it fails with %EINVAL. 32-bit processes pass
  * the same structs (the module implements compat_ioctl).
  *
- * RV_IOCTL_CAPABILITY, RV_IOCTL_QUERY_R2 and RV_IOCTL_ATTACH may be
+ * RV_IOCTL_CAPABILITY and RV_IOCTL_ATTACH, in each of their forms, may be
  * called by any process that has the file open. A successful
  * RV_IOCTL_ATTACH makes its caller the attached process of the file; every
  * other ioctl, and the mmap() of the event ring, is for that process
@@ -80,7 +80,14 @@
  * against in RV_IOCTL_CAPABILITY; the module answers with its own.
  * RV_ABI_VER_MAJOR and RV_ABI_VER_MINOR are the version of this header,
  * RV_ABI_VERSION_CURRENT the two packed.
- *
+ */
+#ifdef RV_UPSTREAM
+/*
+ * The event ring has the layout of 1.7, 64-byte entries: RV_IOCTL_CAPABILITY
+ * refuses a client that declares an older version.
+ */
+#else
+/*
  * 1.7 changes struct rv_event from the 65-byte packed layout of 1.6 and
  * earlier to 64 bytes with naturally aligned fields. The module lays a
  * file's event ring out for the version that file declared: a 65-byte
@@ -95,6 +102,7 @@
  * otherwise it maps RV_RING_LEGACY_ALLOC_LEN() bytes and reads entries at
  * a RV_EVENT_LEGACY_SIZE stride.
  */
+#endif
 
 /**
  * RV_ABI_VERSION() - an ABI version as one integer
@@ -109,6 +117,7 @@
 #define RV_ABI_VER_MINOR 7	/* minor number of this header's ABI */
 #define RV_ABI_VERSION_CURRENT RV_ABI_VERSION(RV_ABI_VER_MAJOR, RV_ABI_VER_MINOR)
 
+#ifndef RV_UPSTREAM
 /*
  * Named revisions, tested with #ifdef by PSM3 to pick older ioctl forms:
  * RV_ABI_VER_MAJOR_1 is 1 and RV_ABI_VER_MINOR_n is n, one for each
@@ -122,6 +131,7 @@
 #define RV_ABI_VER_MINOR_5 5
 #define RV_ABI_VER_MINOR_6 6
 #define RV_ABI_VER_MINOR_7 7
+#endif
 
 /**
  * RV_CAP_USER_MR - capability bit: MRs in a user PD
@@ -139,7 +149,7 @@
 #define RV_CAP_EVICT (1ULL << 1)
 
 /**
- * struct rv_capability_params - RV_IOCTL_CAPABILITY and RV_IOCTL_QUERY_R2
+ * struct rv_capability_params - argument of RV_IOCTL_CAPABILITY
  * @major_rev: in: ABI major the client was built with, not 0 (a major
  *	above the module's counts as the module's own version); out: the
  *	module's RV_ABI_VER_MAJOR
@@ -149,9 +159,6 @@
  * @capability: in: ignored (clients pass the capabilities they intend to
  *	use); out: the RV_CAP_* bits the module implements
  * @resv2: reserved, must be 0; out: 0
- *
- * RV_IOCTL_QUERY_R2 reads nothing from userspace and records the file as
- * an ABI 1.2 client.
  */
 struct rv_capability_params {
 	__u16 major_rev;
@@ -175,11 +182,13 @@ struct rv_capability_params {
  *
  * Return:
  * * 0 - the answer is written.
- * * %EINVAL - major_rev is 0, or resv1 or resv2 is not 0.
+ * * %EINVAL - major_rev is 0; resv1 or resv2 is not 0; or the module does
+ *   not serve the version declared (see "ABI versions").
  * * %EFAULT - the struct cannot be read or written; nothing is recorded.
  */
 #define RV_IOCTL_CAPABILITY _IOWR(RV_MAGIC, 0xFC, struct rv_capability_params)
 
+#ifndef RV_UPSTREAM
 /**
  * RV_IOCTL_QUERY_R2 - the ABI 1.2 form of RV_IOCTL_CAPABILITY
  *
@@ -194,17 +203,21 @@ struct rv_capability_params {
  * * %EFAULT - the struct cannot be written; nothing is recorded.
  */
 #define RV_IOCTL_QUERY_R2 _IOR(RV_MAGIC, 0xFC, struct rv_capability_params)
+#endif
 
-/*
- * rdma_mode in struct rv_attach_params_in: one mode in the bits of
- * RV_RDMA_MODE_MASK, optionally ORed with RV_RDMA_MODE_UPSIZE_CPU.
- */
+/* rdma_mode in struct rv_attach_params_in: a mode in RV_RDMA_MODE_MASK. */
 #define RV_RDMA_MODE_USER 0	/* MRs in a user PD: EOPNOTSUPP */
 #define RV_RDMA_MODE_KERNEL 1	/* kernel RC QPs and kernel MR cache */
 #define RV_RDMA_MODE_MAX 1	/* highest mode; above it: EINVAL */
 #define RV_RDMA_MODE_MASK 0x1f	/* the bits that hold the mode */
-/* mr_cache_size: the mr_cache_size_gpu module parameter is its ceiling */
+#ifndef RV_UPSTREAM
+/*
+ * The one other bit rdma_mode may hold, set by PSM3's GPU builds: the
+ * module parameter mr_cache_size_gpu then takes the place of mr_cache_size
+ * as the default and ceiling of the attach's mr_cache_size.
+ */
 #define RV_RDMA_MODE_UPSIZE_CPU 0x20
+#endif
 
 /* Limits of RV_IOCTL_ATTACH; beyond them it fails with EINVAL. */
 #define RV_MAX_DEV_NAME_LEN IB_DEVICE_NAME_MAX	/* dev_name, with its NUL */
@@ -216,8 +229,8 @@ struct rv_capability_params {
 /**
  * DOC: ATTACH input
  *
- * The members that __RV_ATTACH_PARAMS_IN_R5_FIELDS declares, in struct
- * rv_attach_params_in and struct rv_attach_params_r5_in. "The job agrees"
+ * The members that __RV_ATTACH_PARAMS_IN_FIELDS declares, in each form of
+ * RV_IOCTL_ATTACH's input. "The job agrees"
  * means that every process of the job-device must ask for the same value,
  * after the default and the module's limit are applied (else %EBUSY).
  *
@@ -226,13 +239,12 @@ struct rv_capability_params {
  *	device of that name: %ENODEV.
  * @mr_cache_size:
  *	MB of MR cache for this process, at most 1048576 (%EINVAL). The
- *	module parameter mr_cache_size (mr_cache_size_gpu with
- *	RV_RDMA_MODE_UPSIZE_CPU) is both the default, for 0, and the
+ *	module parameter mr_cache_size is both the default, for 0, and the
  *	ceiling: a larger request is cut to it, and the output says the
  *	size in use. It also bounds the largest MR (max_fmr_size).
  * @rdma_mode:
- *	RV_RDMA_MODE_KERNEL, optionally ORed with RV_RDMA_MODE_UPSIZE_CPU;
- *	RV_RDMA_MODE_USER: %EOPNOTSUPP; other modes or bits: %EINVAL.
+ *	RV_RDMA_MODE_KERNEL; RV_RDMA_MODE_USER: %EOPNOTSUPP; other modes:
+ *	%EINVAL.
  * @port_num:
  *	port of dev_name: not a port of it: %EINVAL; not ACTIVE: %ENETDOWN.
  *	Part of the job's key. POST_RDMA_WR_IMMED's length is bounded by
@@ -296,7 +308,7 @@ struct rv_capability_params {
  *	reconnect_timeout * 1000 must exceed hb_interval (%EINVAL, checked
  *	on the values passed). The job agrees.
  */
-#define __RV_ATTACH_PARAMS_IN_R5_FIELDS \
+#define __RV_ATTACH_PARAMS_IN_FIELDS \
 	char dev_name[RV_MAX_DEV_NAME_LEN]; \
 	__u32 mr_cache_size; \
 	__u8 rdma_mode; \
@@ -320,31 +332,33 @@ struct rv_capability_params {
 
 /**
  * struct rv_attach_params_in - input of RV_IOCTL_ATTACH
- * @__RV_ATTACH_PARAMS_IN_R5_FIELDS: the members dev_name to hb_interval,
+ * @__RV_ATTACH_PARAMS_IN_FIELDS: the members dev_name to hb_interval,
  *	described in "ATTACH input"
  * @fr_page_list_len: pages per fast-registration MR (ABI 1.6): the
  *	module uses the smaller of this and the device's page list length
- *	(max_fast_reg_page_list_len); 0: the device's; 1: %EINVAL. The ABI
- *	1.5 form has none, as 0. It bounds max_fmr_size.
+ *	(max_fast_reg_page_list_len); 0: the device's; 1: %EINVAL. It
+ *	bounds max_fmr_size.
  * @resv4: reserved, must be 0
  */
 struct rv_attach_params_in {
-	__RV_ATTACH_PARAMS_IN_R5_FIELDS;
+	__RV_ATTACH_PARAMS_IN_FIELDS;
 	__u32 fr_page_list_len;
 	__u32 resv4;
 };
 
+#ifndef RV_UPSTREAM
 /**
  * struct rv_attach_params_r5_in - input of RV_IOCTL_ATTACH_R5 (ABI 1.5)
- * @__RV_ATTACH_PARAMS_IN_R5_FIELDS: the members dev_name to hb_interval,
+ * @__RV_ATTACH_PARAMS_IN_FIELDS: the members dev_name to hb_interval,
  *	described in "ATTACH input"
  *
  * The ABI 1.5 form of struct rv_attach_params_in, without fr_page_list_len
  * and resv4.
  */
 struct rv_attach_params_r5_in {
-	__RV_ATTACH_PARAMS_IN_R5_FIELDS;
+	__RV_ATTACH_PARAMS_IN_FIELDS;
 };
+#endif
 
 /**
  * struct rv_attach_params_out - output of RV_IOCTL_ATTACH
@@ -379,6 +393,7 @@ struct rv_attach_params {
 	};
 };
 
+#ifndef RV_UPSTREAM
 /**
  * struct rv_attach_params_r5 - argument of RV_IOCTL_ATTACH_R5
  * @in: what the client asks for
@@ -390,6 +405,7 @@ struct rv_attach_params_r5 {
 		struct rv_attach_params_out out;
 	};
 };
+#endif
 
 /**
  * RV_IOCTL_ATTACH - join the caller's job on an RDMA device port
@@ -416,13 +432,13 @@ struct rv_attach_params_r5 {
  * * %EBUSY - the file is already attached; or the job-device of this key
  *   exists and its num_conn, index_bits, q_depth, reconnect_timeout or
  *   hb_interval differ from the ones asked for.
- * * %EINVAL - a reserved member is not 0; rdma_mode has a bit beyond
- *   RV_RDMA_MODE_MASK and RV_RDMA_MODE_UPSIZE_CPU or a mode above
- *   RV_RDMA_MODE_MAX; dev_name is empty or not NUL-terminated; num_conn,
- *   index_bits, job_key_len, cq_entries (or cq_entries is 1), q_depth or
- *   mr_cache_size is out of range; reconnect_timeout and hb_interval are
- *   both set and hb_interval is not below reconnect_timeout * 1000;
- *   port_num is not a port of the device.
+ * * %EINVAL - a reserved member is not 0; rdma_mode has a mode above
+ *   RV_RDMA_MODE_MAX or a bit beyond RV_RDMA_MODE_MASK not defined here;
+ *   dev_name is empty or not NUL-terminated; num_conn, index_bits,
+ *   job_key_len, cq_entries (or cq_entries is 1), q_depth or mr_cache_size
+ *   is out of range; reconnect_timeout and hb_interval are both set and
+ *   hb_interval is not below reconnect_timeout * 1000; port_num is not a
+ *   port of the device.
  * * %EOPNOTSUPP - the mode is RV_RDMA_MODE_USER; or the device has no
  *   memory management extensions (fast registration, with a page list of
  *   at least 2 pages), with which rv registers memory.
@@ -460,31 +476,37 @@ struct rv_attach_params_r5 {
  */
 #define RV_IOCTL_ATTACH _IOWR(RV_MAGIC, 0xF1, struct rv_attach_params)
 
+#ifndef RV_UPSTREAM
 /**
  * RV_IOCTL_ATTACH_R5 - the ABI 1.5 form of RV_IOCTL_ATTACH
  *
  * Context: any process that has the file open.
  *
  * Takes struct rv_attach_params_r5_in, without fr_page_list_len and resv4,
- * and otherwise behaves as RV_IOCTL_ATTACH, errors included.
+ * and otherwise behaves as RV_IOCTL_ATTACH with fr_page_list_len 0,
+ * errors included.
  *
  * Return: as RV_IOCTL_ATTACH.
  */
 #define RV_IOCTL_ATTACH_R5 _IOWR(RV_MAGIC, 0xF1, struct rv_attach_params_r5)
+#endif
 
 /*
  * In rv_mem_params_in.access (and wherever an access of a cached MR is
  * given): register a kernel MR in the job's PD. Without it REG_MEM fails
  * with EOPNOTSUPP, POST_RDMA_WR_IMMED with EINVAL.
  */
-#define IBV_ACCESS_KERNEL 0x80000000
+#define RV_ACCESS_KERNEL 0x80000000
+#ifndef RV_UPSTREAM
+/* The name PSM3 uses for RV_ACCESS_KERNEL, in libibverbs' namespace. */
+#define IBV_ACCESS_KERNEL RV_ACCESS_KERNEL
+#endif
 
 /**
  * DOC: REG_MEM input
  *
- * The members that __RV_MEM_PARAMS_IN_R1_FIELDS declares, in struct
- * rv_mem_params_in, struct rv_mem_params_r4_in and struct
- * rv_mem_params_r1_in.
+ * The members that __RV_MEM_PARAMS_IN_FIELDS declares, in each form of
+ * RV_IOCTL_REG_MEM's input.
  *
  * @ibv_pd_handle:
  *	user PD of a user-mode MR; ignored (kernel MRs are in the job's PD).
@@ -496,7 +518,7 @@ struct rv_attach_params_r5 {
  *	bytes, 1 to max_fmr_size of the attach (above: %E2BIG); the range
  *	must not wrap.
  * @access:
- *	IBV_ACCESS_KERNEL, ORed with any of libibverbs'
+ *	RV_ACCESS_KERNEL, ORed with any of libibverbs'
  *	IBV_ACCESS_LOCAL_WRITE (1), IBV_ACCESS_REMOTE_WRITE (2, only with
  *	IBV_ACCESS_LOCAL_WRITE) and IBV_ACCESS_REMOTE_READ (4); no other
  *	bit.
@@ -510,7 +532,7 @@ struct rv_attach_params_r5 {
  *	the same 8 bytes as an integer, so that the layout does not depend
  *	on the size of a pointer; ignored.
  */
-#define __RV_MEM_PARAMS_IN_R1_FIELDS \
+#define __RV_MEM_PARAMS_IN_FIELDS \
 	__u32 ibv_pd_handle; \
 	__u32 cmd_fd_int; \
 	__aligned_u64 addr; \
@@ -525,34 +547,36 @@ struct rv_attach_params_r5 {
 
 /**
  * struct rv_mem_params_in - input of RV_IOCTL_REG_MEM
- * @__RV_MEM_PARAMS_IN_R1_FIELDS: the members ibv_pd_handle to udata,
+ * @__RV_MEM_PARAMS_IN_FIELDS: the members ibv_pd_handle to udata,
  *	described in "REG_MEM input"
  * @resv2: reserved, both must be 0
  */
 struct rv_mem_params_in {
-	__RV_MEM_PARAMS_IN_R1_FIELDS;
+	__RV_MEM_PARAMS_IN_FIELDS;
 	__aligned_u64 resv2[2];
 };
 
+#ifndef RV_UPSTREAM
 /**
  * struct rv_mem_params_r4_in - input of RV_IOCTL_REG_MEM_R4 (ABI 1.4)
- * @__RV_MEM_PARAMS_IN_R1_FIELDS: the members ibv_pd_handle to udata,
+ * @__RV_MEM_PARAMS_IN_FIELDS: the members ibv_pd_handle to udata,
  *	described in "REG_MEM input"
  * @resv2: reserved, must be 0
  */
 struct rv_mem_params_r4_in {
-	__RV_MEM_PARAMS_IN_R1_FIELDS;
+	__RV_MEM_PARAMS_IN_FIELDS;
 	__aligned_u64 resv2;
 };
 
 /**
  * struct rv_mem_params_r1_in - input of RV_IOCTL_REG_MEM_R1 (ABI 1.1)
- * @__RV_MEM_PARAMS_IN_R1_FIELDS: the members ibv_pd_handle to udata,
+ * @__RV_MEM_PARAMS_IN_FIELDS: the members ibv_pd_handle to udata,
  *	described in "REG_MEM input"
  */
 struct rv_mem_params_r1_in {
-	__RV_MEM_PARAMS_IN_R1_FIELDS;
+	__RV_MEM_PARAMS_IN_FIELDS;
 };
+#endif
 
 /**
  * struct rv_mem_params_out - output of RV_IOCTL_REG_MEM
@@ -584,6 +608,7 @@ struct rv_mem_params {
 	};
 };
 
+#ifndef RV_UPSTREAM
 /**
  * struct rv_mem_params_r4 - argument of RV_IOCTL_REG_MEM_R4
  * @in: the range to register
@@ -607,6 +632,7 @@ struct rv_mem_params_r1 {
 		struct rv_mem_params_out out;
 	};
 };
+#endif
 
 /**
  * RV_IOCTL_REG_MEM - register memory through the process's MR cache
@@ -659,7 +685,7 @@ struct rv_mem_params_r1 {
  *   IBV_ACCESS_LOCAL_WRITE; length is 0, or the range wraps.
  * * %E2BIG - length is above max_fmr_size.
  * * %EACCES - the caller is not the attached process.
- * * %EOPNOTSUPP - access lacks IBV_ACCESS_KERNEL: MRs in a user PD are
+ * * %EOPNOTSUPP - access lacks RV_ACCESS_KERNEL: MRs in a user PD are
  *   not supported.
  * * %ENODEV - the job's RDMA device is gone.
  * * %ENOMEM - a miss found no room: referenced and stale MRs fill the
@@ -683,6 +709,7 @@ struct rv_mem_params_r1 {
  */
 #define RV_IOCTL_REG_MEM _IOWR(RV_MAGIC, 0xF3, struct rv_mem_params)
 
+#ifndef RV_UPSTREAM
 /**
  * RV_IOCTL_REG_MEM_R4 - the ABI 1.4 form of RV_IOCTL_REG_MEM
  *
@@ -706,7 +733,19 @@ struct rv_mem_params_r1 {
  * Return: as RV_IOCTL_REG_MEM.
  */
 #define RV_IOCTL_REG_MEM_R1 _IOWR(RV_MAGIC, 0xF3, struct rv_mem_params_r1)
+#endif
 
+#ifdef RV_UPSTREAM
+/**
+ * struct rv_dereg_params_in - input of RV_IOCTL_DEREG_MEM
+ * @mr_handle: from RV_IOCTL_REG_MEM
+ * @addr: as given to RV_IOCTL_REG_MEM (any range inside the cached MR is
+ *	accepted)
+ * @length: as given to RV_IOCTL_REG_MEM
+ * @access: as given to RV_IOCTL_REG_MEM: the MR's access, exactly
+ * @resv1: reserved, must be 0
+ */
+#else
 /**
  * struct rv_dereg_params_in - input of RV_IOCTL_DEREG_MEM
  * @mr_handle: from RV_IOCTL_REG_MEM
@@ -716,6 +755,7 @@ struct rv_mem_params_r1 {
  * @access: as given to RV_IOCTL_REG_MEM: the MR's access, exactly
  * @resv1: ignored: deployed clients do not clear it
  */
+#endif
 struct rv_dereg_params_in {
 	__aligned_u64 mr_handle;
 	__aligned_u64 addr;
@@ -724,6 +764,28 @@ struct rv_dereg_params_in {
 	__u32 resv1;
 };
 
+#ifdef RV_UPSTREAM
+/**
+ * RV_IOCTL_DEREG_MEM - drop a reference taken by RV_IOCTL_REG_MEM
+ *
+ * Context: only the attached process.
+ *
+ * Drops one reference taken by RV_IOCTL_REG_MEM; the MR stays cached,
+ * and once it holds no reference it may be evicted. A stale MR (see
+ * RV_IOCTL_REG_MEM) is deregistered on its last reference.
+ *
+ * Return:
+ * * 0 - the reference is dropped.
+ * * %EINVAL - the file is not attached; resv1 is not 0; mr_handle is 0,
+ *   above U32_MAX or not a cached or stale MR of this process;
+ *   [addr, addr + length) is empty, wraps or is not inside that MR;
+ *   access is not the MR's; the MR holds no reference of
+ *   RV_IOCTL_REG_MEM.
+ * * %EACCES - the caller is not the attached process.
+ * * %ENODEV - the job's RDMA device is gone.
+ * * %EFAULT - the argument cannot be read.
+ */
+#else
 /**
  * RV_IOCTL_DEREG_MEM - drop a reference taken by RV_IOCTL_REG_MEM
  *
@@ -743,6 +805,7 @@ struct rv_dereg_params_in {
  * * %ENODEV - the job's RDMA device is gone.
  * * %EFAULT - the argument cannot be read.
  */
+#endif
 #define RV_IOCTL_DEREG_MEM _IOW(RV_MAGIC, 0xF4, struct rv_dereg_params_in)
 
 /* RV_IOCTL_EVICT types: what rv_evict_params_in.type selects. */
@@ -1356,7 +1419,7 @@ struct rv_event_stats_params_out {
  * @loc_mr_handle: cached MR holding [loc_addr, loc_addr + length)
  * @loc_mr_addr: addr the MR was registered with
  * @loc_mr_length: length the MR was registered with
- * @loc_mr_access: access the MR was registered with (IBV_ACCESS_KERNEL
+ * @loc_mr_access: access the MR was registered with (RV_ACCESS_KERNEL
  *	included)
  * @rkey: remote key
  * @rem_addr: remote address
@@ -1436,7 +1499,7 @@ struct rv_post_write_params {
  * * %EINVAL - the file is not attached; resv1 is not 0; handle is 0,
  *   above U32_MAX or not one of this process; length is 0 or above
  *   U32_MAX; loc_mr_handle is above U32_MAX; loc_mr_access lacks
- *   IBV_ACCESS_KERNEL; a range wraps, or the data is not inside
+ *   RV_ACCESS_KERNEL; a range wraps, or the data is not inside
  *   [loc_mr_addr, loc_mr_addr + loc_mr_length); no live cached MR of
  *   this process has loc_mr_handle and contains that range with exactly
  *   loc_mr_access, or the MR holds no reference of RV_IOCTL_REG_MEM
@@ -1519,10 +1582,6 @@ struct rv_event_wc {
  *
  * Offsets: event_type 0, wc.status 1, wc.imm_data 4, wc.wr_id 8,
  * wc.conn_handle 16, wc.byte_len 24.
- *
- * Clients of ABI 1.6 and older get RV_EVENT_LEGACY_SIZE-byte entries
- * instead: event_type 0, status 1, imm_data 4, wr_id 9, conn_handle 17,
- * byte_len 25, all unaligned; the other bytes are 0.
  */
 struct rv_event {
 	union {
@@ -1532,8 +1591,14 @@ struct rv_event {
 	};
 };
 
-/* Bytes of an event ring entry for a file of ABI 1.6 and older. */
+#ifndef RV_UPSTREAM
+/*
+ * Bytes of an event ring entry for a file of ABI 1.6 and older. Its
+ * members: event_type 0, status 1, imm_data 4, wr_id 9, conn_handle 17,
+ * byte_len 25, all unaligned; the other bytes are 0.
+ */
 #define RV_EVENT_LEGACY_SIZE 65
+#endif
 
 /**
  * DOC: The event ring
@@ -1544,8 +1609,7 @@ struct rv_event {
  *	mmap(NULL, RV_RING_ALLOC_LEN(cq_entries), PROT_READ | PROT_WRITE,
  *	     MAP_SHARED, fd, 0)
  *
- * with RV_RING_LEGACY_ALLOC_LEN() for a file of ABI 1.6 and older. The
- * offset must be 0 and the length must round up to the ring's number of
+ * The offset must be 0 and the length must round up to the ring's number of
  * pages. The ring starts zeroed: head = tail = 0. The mapping is not
  * inherited by fork() (the child gets no mapping there), cannot be grown
  * with mremap() and is left out of core dumps. Only one mmap() of a file
@@ -1569,8 +1633,7 @@ struct rv_event {
  * @overflow_cnt: events dropped because the ring was full; written only
  *	by the module, from its own count
  * @resv: pads the header to 64 bytes; 0, unused
- * @entries: cq_entries events (entries of RV_EVENT_LEGACY_SIZE bytes for
- *	a file of ABI 1.6 and older)
+ * @entries: cq_entries events
  *
  * The ring holds cq_entries - 1 events: it is empty when head == tail and
  * full when the entry after tail is head. The module writes an entry
@@ -1598,13 +1661,16 @@ struct rv_ring_header {
 #define RV_RING_ALLOC_LEN(n) \
 	((__u32)((n) * sizeof(struct rv_event) + sizeof(struct rv_ring_header)))
 
+#ifndef RV_UPSTREAM
 /**
  * RV_RING_LEGACY_ALLOC_LEN() - mmap length of an event ring (legacy)
  * @n: entries: cq_entries of the attach
  *
- * Return: bytes to map, at offset 0, for a file of ABI 1.6 and older.
+ * Return: bytes to map, at offset 0, for a file of ABI 1.6 and older,
+ * whose entries are RV_EVENT_LEGACY_SIZE bytes.
  */
 #define RV_RING_LEGACY_ALLOC_LEN(n) \
 	((__u32)((n) * RV_EVENT_LEGACY_SIZE + sizeof(struct rv_ring_header)))
+#endif
 
 #endif /* _UAPI_RDMA_RV_USER_IOCTLS_H */

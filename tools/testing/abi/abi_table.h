@@ -229,8 +229,10 @@ ABI_FIELD(rv_capability_params, resv2)
 ABI_STRUCT(rv_attach_params_in)
 RVT_ATTACH_IN(rv_attach_params_in, RVT_TOP)
 
+#ifndef RV_UPSTREAM
 ABI_STRUCT(rv_attach_params_r5_in)
 RVT_ATTACH_IN_R5(rv_attach_params_r5_in, RVT_TOP)
+#endif
 
 ABI_STRUCT(rv_attach_params_out)
 RVT_ATTACH_OUT(rv_attach_params_out, RVT_TOP)
@@ -241,22 +243,26 @@ RVT_ATTACH_IN(rv_attach_params, in.)
 ABI_FIELD(rv_attach_params, out)
 RVT_ATTACH_OUT(rv_attach_params, out.)
 
+#ifndef RV_UPSTREAM
 ABI_STRUCT(rv_attach_params_r5)
 ABI_FIELD(rv_attach_params_r5, in)
 RVT_ATTACH_IN_R5(rv_attach_params_r5, in.)
 ABI_FIELD(rv_attach_params_r5, out)
 RVT_ATTACH_OUT(rv_attach_params_r5, out.)
+#endif
 
 /* ---- reg mem ---- */
 
 ABI_STRUCT(rv_mem_params_in)
 RVT_MEM_IN(rv_mem_params_in, RVT_TOP)
 
+#ifndef RV_UPSTREAM
 ABI_STRUCT(rv_mem_params_r4_in)
 RVT_MEM_IN(rv_mem_params_r4_in, RVT_TOP)
 
 ABI_STRUCT(rv_mem_params_r1_in)
 RVT_MEM_IN_R1(rv_mem_params_r1_in, RVT_TOP)
+#endif
 
 ABI_STRUCT(rv_mem_params_out)
 RVT_MEM_OUT(rv_mem_params_out, RVT_TOP)
@@ -267,6 +273,7 @@ RVT_MEM_IN(rv_mem_params, in.)
 ABI_FIELD(rv_mem_params, out)
 RVT_MEM_OUT(rv_mem_params, out.)
 
+#ifndef RV_UPSTREAM
 ABI_STRUCT(rv_mem_params_r4)
 ABI_FIELD(rv_mem_params_r4, in)
 RVT_MEM_IN(rv_mem_params_r4, in.)
@@ -278,6 +285,7 @@ ABI_FIELD(rv_mem_params_r1, in)
 RVT_MEM_IN_R1(rv_mem_params_r1, in.)
 ABI_FIELD(rv_mem_params_r1, out)
 RVT_MEM_OUT(rv_mem_params_r1, out.)
+#endif
 
 /* ---- dereg mem ---- */
 
@@ -411,6 +419,7 @@ ABI_FIELD(rv_ring_header, overflow_cnt)
 ABI_FIELD(rv_ring_header, resv)
 ABI_FLEX(rv_ring_header, entries)
 
+#ifndef RV_UPSTREAM
 /* The ABI <= 1.6 event, declared by legacy_event.h (test only). */
 ABI_PACKED_STRUCT(rv_event_legacy)
 ABI_FIELD(rv_event_legacy, event_type)
@@ -425,16 +434,23 @@ ABI_FIELD(rv_event_legacy, wc.resv2)
 ABI_FIELD(rv_event_legacy, cache_align)
 ABI_FIELD(rv_event_legacy, cache_align.pad)
 ABI_FIELD(rv_event_legacy, cache_align.pad2)
+#endif
 
 /* ---- ioctls ---- */
 
 ABI_IOCTL(RV_IOCTL_CAPABILITY)
+#ifndef RV_UPSTREAM
 ABI_IOCTL(RV_IOCTL_QUERY_R2)
+#endif
 ABI_IOCTL(RV_IOCTL_ATTACH)
+#ifndef RV_UPSTREAM
 ABI_IOCTL(RV_IOCTL_ATTACH_R5)
+#endif
 ABI_IOCTL(RV_IOCTL_REG_MEM)
+#ifndef RV_UPSTREAM
 ABI_IOCTL(RV_IOCTL_REG_MEM_R4)
 ABI_IOCTL(RV_IOCTL_REG_MEM_R1)
+#endif
 ABI_IOCTL(RV_IOCTL_DEREG_MEM)
 ABI_IOCTL(RV_IOCTL_EVICT)
 ABI_IOCTL(RV_IOCTL_GET_CACHE_STATS)
@@ -454,6 +470,7 @@ ABI_CONST(RV_ABI_VER_MINOR)
 ABI_CONST(RV_ABI_VERSION_CURRENT)
 ABI_CONSTX("RV_ABI_VERSION(1,6)", RV_ABI_VERSION(1, 6))
 ABI_CONSTX("RV_ABI_VERSION(2,0)", RV_ABI_VERSION(2, 0))
+#ifndef RV_UPSTREAM
 ABI_CONST(RV_ABI_VER_MAJOR_1)
 ABI_CONST(RV_ABI_VER_MINOR_1)
 ABI_CONST(RV_ABI_VER_MINOR_2)
@@ -462,19 +479,25 @@ ABI_CONST(RV_ABI_VER_MINOR_4)
 ABI_CONST(RV_ABI_VER_MINOR_5)
 ABI_CONST(RV_ABI_VER_MINOR_6)
 ABI_CONST(RV_ABI_VER_MINOR_7)
+#endif
 ABI_CONST(RV_CAP_USER_MR)
 ABI_CONST(RV_CAP_EVICT)
 ABI_CONST(RV_RDMA_MODE_USER)
 ABI_CONST(RV_RDMA_MODE_KERNEL)
 ABI_CONST(RV_RDMA_MODE_MAX)
 ABI_CONST(RV_RDMA_MODE_MASK)
+#ifndef RV_UPSTREAM
 ABI_CONST(RV_RDMA_MODE_UPSIZE_CPU)
+#endif
 ABI_CONST(RV_MAX_DEV_NAME_LEN)
 ABI_CONST(RV_MAX_NUM_CONN)
 ABI_CONST(RV_MAX_INDEX_BITS)
 ABI_CONST(RV_MAX_JOB_KEY_LEN)
 ABI_CONST(RV_MAX_CQ_ENTRIES)
+ABI_CONST(RV_ACCESS_KERNEL)
+#ifndef RV_UPSTREAM
 ABI_CONST(IBV_ACCESS_KERNEL)
+#endif
 ABI_CONST(RV_EVICT_TYPE_SEARCH_EXACT)
 ABI_CONST(RV_EVICT_TYPE_SEARCH_RANGE)
 ABI_CONST(RV_EVICT_TYPE_AMOUNT)
@@ -484,22 +507,28 @@ ABI_CONST(RV_CONN_STAT_FLAG_CLIENT)
 ABI_CONST(RV_CONN_STAT_FLAG_WAS_CONNECTED)
 ABI_CONST(RV_WC_RDMA_WRITE)
 ABI_CONST(RV_WC_RECV_RDMA_WITH_IMM)
+#ifndef RV_UPSTREAM
 ABI_CONST(RV_EVENT_LEGACY_SIZE)
+#endif
 ABI_CONSTX("RV_RING_ALLOC_LEN(0)", RV_RING_ALLOC_LEN(0))
 ABI_CONSTX("RV_RING_ALLOC_LEN(1)", RV_RING_ALLOC_LEN(1))
 ABI_CONSTX("RV_RING_ALLOC_LEN(RV_MAX_CQ_ENTRIES)",
 	   RV_RING_ALLOC_LEN(RV_MAX_CQ_ENTRIES))
+#ifndef RV_UPSTREAM
 ABI_CONSTX("sizeof(struct_rv_event_legacy)", sizeof(struct rv_event_legacy))
+#endif
 
 ABI_NONINT(RV_FILE_NAME)		/* value checked by abi_check.py */
 ABI_NONINT(RV_ABI_VERSION)		/* via the ABI_CONSTX lines above */
+#ifndef RV_UPSTREAM
 ABI_CONSTX("RV_RING_LEGACY_ALLOC_LEN(1)", RV_RING_LEGACY_ALLOC_LEN(1))
 ABI_CONSTX("RV_RING_LEGACY_ALLOC_LEN(RV_MAX_CQ_ENTRIES)",
 	   RV_RING_LEGACY_ALLOC_LEN(RV_MAX_CQ_ENTRIES))
 ABI_NONINT(RV_RING_LEGACY_ALLOC_LEN)	/* via the ABI_CONSTX lines above */
+#endif
 ABI_NONINT(RV_RING_ALLOC_LEN)		/* via the ABI_CONSTX lines above */
-ABI_NONINT(__RV_ATTACH_PARAMS_IN_R5_FIELDS)	/* via the structs */
-ABI_NONINT(__RV_MEM_PARAMS_IN_R1_FIELDS)	/* via the structs */
+ABI_NONINT(__RV_ATTACH_PARAMS_IN_FIELDS)	/* via the structs */
+ABI_NONINT(__RV_MEM_PARAMS_IN_FIELDS)	/* via the structs */
 ABI_NONINT(_UAPI_RDMA_RV_USER_IOCTLS_H)	/* include guard */
 
 #undef RVT_TOP

@@ -16,7 +16,9 @@
  */
 #include <stddef.h>
 #include <rdma/rv_user_ioctls.h>
+#ifndef RV_UPSTREAM
 #include "legacy_event.h"
+#endif
 
 /* %c prints a bare integer; every operand is a compile-time constant. */
 #define ABI_EMIT(fmt, ...) asm volatile("\n.ascii \"->" fmt "\"" :: __VA_ARGS__)

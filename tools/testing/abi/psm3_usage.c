@@ -51,6 +51,15 @@
 	USAGE_STATIC_ASSERT(offsetof(struct ibv_ah_attr, m) == \
 			    offsetof(struct ib_uverbs_ah_attr, m))
 USAGE_STATIC_ASSERT(sizeof(struct ibv_ah_attr) == sizeof(struct ib_uverbs_ah_attr));
+
+/*
+ * PSM3 ORs IBV_ACCESS_KERNEL, the old name of RV_ACCESS_KERNEL, into its
+ * access flags: it must stay the same bit, clear of libibverbs' own.
+ */
+USAGE_STATIC_ASSERT(IBV_ACCESS_KERNEL == RV_ACCESS_KERNEL);
+USAGE_STATIC_ASSERT(!(RV_ACCESS_KERNEL & (IBV_ACCESS_LOCAL_WRITE |
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		IBV_ACCESS_RELAXED_ORDERING)));
 USAGE_SAME_OFFSET(grh.dgid);
 USAGE_SAME_OFFSET(grh.flow_label);
 USAGE_SAME_OFFSET(grh.sgid_index);

@@ -18,6 +18,10 @@
 #     psm3_usage.c (the header used as PSM3 uses it) as C11 and C++20,
 #     linked; the same with clang; -pedantic builds, for information only.
 #  3. self-check: broken copies of the header must fail test 1.
+#  4. series: the header as make upstream proposes it (unifdef
+#     -DRV_UPSTREAM: no legacy form, GPU remnant or libibverbs name) keeps
+#     no such name, stands alone on the 3 ABIs, and each figure of it is
+#     one of the tree header's: the forms it keeps are not changed.
 #
 # Usage: run.sh [--header PATH] [--layout-only] [--no-self-check]
 #   --header PATH    test this copy of rv_user_ioctls.h instead of the tree's
@@ -313,6 +317,50 @@ if [ $layout_only = 0 ]; then
 		result fail "psm3_usage: uses every macro of the header" "$build/psm3-unused.txt"
 	else
 		result ok "psm3_usage: uses every macro of the header"
+	fi
+fi
+
+# ---------------------------------------------------------------- test 4
+
+if [ $layout_only = 0 ]; then
+	sdir=$build/series
+	sinc=$sdir/include
+	mkdir -p "$sinc/rdma"
+	shdr=$sinc/rdma/rv_user_ioctls.h
+	rc=0
+	unifdef -DRV_UPSTREAM -o "$shdr" "$header" >"$sdir/unifdef.log" 2>&1 || rc=$?
+	if [ "$rc" -gt 1 ]; then
+		result fail "series: unifdef -DRV_UPSTREAM strips the header" "$sdir/unifdef.log"
+	else
+		result ok "series: unifdef -DRV_UPSTREAM strips the header ($(wc -l <"$header") to $(wc -l <"$shdr") lines)"
+		grep -nE 'RV_UPSTREAM|_R[0-9]\b|_R[0-9]_|RV_ABI_VER_(MINOR|MAJOR)_[0-9]|LEGACY|legacy|UPSIZE|_gpu|IBV_ACCESS_KERNEL' \
+			"$shdr" >"$sdir/names.txt" || true
+		if [ -s "$sdir/names.txt" ]; then
+			result fail "series: no legacy form, GPU remnant or IBV_ACCESS_KERNEL left" "$sdir/names.txt"
+		else
+			result ok "series: no legacy form, GPU remnant or IBV_ACCESS_KERNEL left"
+		fi
+		for abi in $ABIS; do
+			m=${MFLAG[$abi]}
+			compile "series: the header alone, first, as C11 and C++20 with -Wpadded ($abi)" \
+				"$sdir/standalone-$abi.log" sh -c "
+				$CC $m -std=c11 ${WARN[*]} -Wpadded -I$sinc -c $here/standalone.c -o $sdir/s-$abi.o &&
+				$CXX $m -std=c++20 ${WARN[*]} -Wpadded -I$sinc -x c++ -c $here/standalone.c -o $sdir/sx-$abi.o"
+			log=$sdir/layout-$abi.log
+			if "$CC" "$m" -std=gnu11 -DRV_UPSTREAM "${WARN[@]}" -I"$sinc" -S \
+				"$here/layout.c" -o "$sdir/layout-$abi.s" >"$log" 2>&1; then
+				figures "$sdir/layout-$abi.s" | sort >"$sdir/figures-$abi.txt"
+				figures "$build/layout-$abi.s" | sort >"$sdir/tree-$abi.txt"
+				comm -23 "$sdir/figures-$abi.txt" "$sdir/tree-$abi.txt" >"$log"
+				if [ -s "$sdir/tree-$abi.txt" ] && [ ! -s "$log" ]; then
+					result ok "series: its $(wc -l <"$sdir/figures-$abi.txt") figures are the tree header's ($abi)"
+				else
+					result fail "series: its figures are the tree header's ($abi)" "$log"
+				fi
+			else
+				result fail "series: layout.c builds for $abi" "$log"
+			fi
+		done
 	fi
 fi
 

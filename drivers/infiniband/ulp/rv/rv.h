@@ -133,7 +133,9 @@ struct rv_params {
 	unsigned int num_conn;
 	unsigned int q_depth;
 	unsigned int mr_cache_size;		/* MB */
+#ifndef RV_UPSTREAM
 	unsigned int mr_cache_size_gpu;		/* MB, RV_RDMA_MODE_UPSIZE_CPU */
+#endif
 	u64 service_id;
 	u64 user_service_id_min;		/* any uid may listen on these */
 	u64 user_service_id_max;
@@ -316,7 +318,9 @@ long rv_ioctl_conn_get_stats(const struct rv_ioctl_ctx *ctx);
 long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx);
 
 /* rv_ring.c */
+#ifndef RV_UPSTREAM
 unsigned int rv_event_stride(u32 abi_version);
+#endif
 int rv_ring_init(struct rv_ring *ring, u32 num, u32 abi_version);
 void rv_ring_free(struct rv_ring *ring);
 int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma);

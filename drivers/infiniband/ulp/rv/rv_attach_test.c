@@ -35,7 +35,6 @@ static struct rv_attach_params_in rv_attach_test_psm3(void)
 struct rv_attach_test_case {
 	const char *name;
 	void (*change)(struct rv_attach_params_in *in);
-	bool r5;
 	int ret;
 };
 
@@ -50,8 +49,10 @@ RV_JOB_CHANGE(rv_job_resv4, in->resv4 = 1)
 RV_JOB_CHANGE(rv_job_mode_bits, in->rdma_mode |= 0x40)
 RV_JOB_CHANGE(rv_job_mode_user, in->rdma_mode = RV_RDMA_MODE_USER)
 RV_JOB_CHANGE(rv_job_mode_max1, in->rdma_mode = RV_RDMA_MODE_MAX + 1)
+#ifndef RV_UPSTREAM
 RV_JOB_CHANGE(rv_job_mode_upsize,
 	      in->rdma_mode = RV_RDMA_MODE_KERNEL | RV_RDMA_MODE_UPSIZE_CPU)
+#endif
 RV_JOB_CHANGE(rv_job_name_empty, in->dev_name[0] = 0)
 RV_JOB_CHANGE(rv_job_name_unterminated,
 	      memset(in->dev_name, 'x', sizeof(in->dev_name)))
@@ -89,47 +90,47 @@ RV_JOB_CHANGE(rv_job_no_recovery, in->reconnect_timeout = 0;
 	      in->hb_interval = U32_MAX)
 
 static const struct rv_attach_test_case rv_attach_test_cases_table[] = {
-	{ "psm3 defaults", rv_job_none, false, 0 },
-	{ "resv1", rv_job_resv1, false, -EINVAL },
-	{ "resv2", rv_job_resv2, false, -EINVAL },
-	{ "resv3", rv_job_resv3, false, -EINVAL },
-	{ "resv4", rv_job_resv4, false, -EINVAL },
-	{ "resv4 in the ABI 1.5 form", rv_job_resv4, true, 0 },
-	{ "unknown rdma_mode bits", rv_job_mode_bits, false, -EINVAL },
-	{ "RV_RDMA_MODE_USER", rv_job_mode_user, false, -EOPNOTSUPP },
-	{ "rdma_mode past the last", rv_job_mode_max1, false, -EINVAL },
-	{ "RV_RDMA_MODE_UPSIZE_CPU", rv_job_mode_upsize, false, 0 },
-	{ "empty dev_name", rv_job_name_empty, false, -EINVAL },
-	{ "dev_name without NUL", rv_job_name_unterminated, false, -EINVAL },
-	{ "longest dev_name", rv_job_name_longest, false, 0 },
-	{ "num_conn max", rv_job_num_conn_max, false, 0 },
-	{ "num_conn max+1", rv_job_num_conn_max1, false, -EINVAL },
-	{ "index_bits 0", rv_job_bits_0, false, 0 },
-	{ "index_bits max", rv_job_bits_max, false, 0 },
-	{ "index_bits max+1", rv_job_bits_max1, false, -EINVAL },
-	{ "job_key_len 0", rv_job_key_0, false, 0 },
-	{ "job_key_len max+1", rv_job_key_max1, false, -EINVAL },
-	{ "cq_entries 0 (no ring)", rv_job_cq_0, false, 0 },
-	{ "cq_entries 1", rv_job_cq_1, false, -EINVAL },
-	{ "cq_entries 2", rv_job_cq_2, false, 0 },
-	{ "cq_entries max", rv_job_cq_max, false, 0 },
-	{ "cq_entries max+1", rv_job_cq_max1, false, -EINVAL },
-	{ "q_depth min", rv_job_q_min, false, 0 },
-	{ "q_depth min-1", rv_job_q_min1, false, -EINVAL },
-	{ "q_depth max", rv_job_q_max, false, 0 },
-	{ "q_depth max+1", rv_job_q_max1, false, -EINVAL },
-	{ "mr_cache_size max", rv_job_cache_max, false, 0 },
-	{ "mr_cache_size max+1", rv_job_cache_max1, false, -EINVAL },
-	{ "reconnect_timeout*1000 == hb_interval", rv_job_hb_equal, false,
+	{ "psm3 defaults", rv_job_none, 0 },
+	{ "resv1", rv_job_resv1, -EINVAL },
+	{ "resv2", rv_job_resv2, -EINVAL },
+	{ "resv3", rv_job_resv3, -EINVAL },
+	{ "resv4", rv_job_resv4, -EINVAL },
+	{ "unknown rdma_mode bits", rv_job_mode_bits, -EINVAL },
+	{ "RV_RDMA_MODE_USER", rv_job_mode_user, -EOPNOTSUPP },
+	{ "rdma_mode past the last", rv_job_mode_max1, -EINVAL },
+#ifndef RV_UPSTREAM
+	{ "RV_RDMA_MODE_UPSIZE_CPU", rv_job_mode_upsize, 0 },
+#endif
+	{ "empty dev_name", rv_job_name_empty, -EINVAL },
+	{ "dev_name without NUL", rv_job_name_unterminated, -EINVAL },
+	{ "longest dev_name", rv_job_name_longest, 0 },
+	{ "num_conn max", rv_job_num_conn_max, 0 },
+	{ "num_conn max+1", rv_job_num_conn_max1, -EINVAL },
+	{ "index_bits 0", rv_job_bits_0, 0 },
+	{ "index_bits max", rv_job_bits_max, 0 },
+	{ "index_bits max+1", rv_job_bits_max1, -EINVAL },
+	{ "job_key_len 0", rv_job_key_0, 0 },
+	{ "job_key_len max+1", rv_job_key_max1, -EINVAL },
+	{ "cq_entries 0 (no ring)", rv_job_cq_0, 0 },
+	{ "cq_entries 1", rv_job_cq_1, -EINVAL },
+	{ "cq_entries 2", rv_job_cq_2, 0 },
+	{ "cq_entries max", rv_job_cq_max, 0 },
+	{ "cq_entries max+1", rv_job_cq_max1, -EINVAL },
+	{ "q_depth min", rv_job_q_min, 0 },
+	{ "q_depth min-1", rv_job_q_min1, -EINVAL },
+	{ "q_depth max", rv_job_q_max, 0 },
+	{ "q_depth max+1", rv_job_q_max1, -EINVAL },
+	{ "mr_cache_size max", rv_job_cache_max, 0 },
+	{ "mr_cache_size max+1", rv_job_cache_max1, -EINVAL },
+	{ "reconnect_timeout*1000 == hb_interval", rv_job_hb_equal,
 	  -EINVAL },
-	{ "reconnect_timeout*1000 > hb_interval", rv_job_hb_below, false, 0 },
-	{ "both U32_MAX (no overflow)", rv_job_hb_huge, false, 0 },
-	{ "no recovery, any hb_interval", rv_job_no_recovery, false, 0 },
-	{ "fr_page_list_len 0 (the device's)", rv_job_fr_0, false, 0 },
-	{ "fr_page_list_len 1", rv_job_fr_1, false, -EINVAL },
-	{ "fr_page_list_len 1 in the ABI 1.5 form", rv_job_fr_1, true, 0 },
-	{ "fr_page_list_len 2", rv_job_fr_2, false, 0 },
-	{ "fr_page_list_len U32_MAX", rv_job_fr_huge, false, 0 },
+	{ "reconnect_timeout*1000 > hb_interval", rv_job_hb_below, 0 },
+	{ "both U32_MAX (no overflow)", rv_job_hb_huge, 0 },
+	{ "no recovery, any hb_interval", rv_job_no_recovery, 0 },
+	{ "fr_page_list_len 0 (the device's)", rv_job_fr_0, 0 },
+	{ "fr_page_list_len 1", rv_job_fr_1, -EINVAL },
+	{ "fr_page_list_len 2", rv_job_fr_2, 0 },
+	{ "fr_page_list_len U32_MAX", rv_job_fr_huge, 0 },
 };
 
 static void rv_attach_test_case_desc(const struct rv_attach_test_case *t,
@@ -151,7 +152,7 @@ static void rv_attach_test_parse(struct kunit *test)
 	t->change(&in);
 	memset(&req, 0xa5, sizeof(req));
 	untouched = req;
-	KUNIT_EXPECT_EQ(test, rv_attach_parse(&in, t->r5, &req), t->ret);
+	KUNIT_EXPECT_EQ(test, rv_attach_parse(&in, &req), t->ret);
 	if (t->ret)
 		KUNIT_EXPECT_EQ(test, memcmp(&req, &untouched, sizeof(req)), 0);
 }
@@ -166,14 +167,16 @@ static void rv_attach_test_defaults_and_policy(struct kunit *test)
 	rv_params.num_conn = 6;
 	rv_params.q_depth = 1234;
 	rv_params.mr_cache_size = 77;
+#ifndef RV_UPSTREAM
 	rv_params.mr_cache_size_gpu = 888;
+#endif
 	rv_params.min_hb_interval = 250;
 	rv_params.max_reconnect_timeout = 40;
 
 	in.service_id = 0;
 	in.hb_interval = 100;
 	in.reconnect_timeout = 50;
-	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, &req), 0);
 	KUNIT_EXPECT_EQ(test, req.params.num_conn, 6);
 	KUNIT_EXPECT_EQ(test, req.params.q_depth, 1234U);
 	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 77U);
@@ -187,28 +190,29 @@ static void rv_attach_test_defaults_and_policy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, req.key.job_key_len, RV_MAX_JOB_KEY_LEN);
 	KUNIT_EXPECT_EQ(test, req.loc_addr, 0x0a4d0101U);
 	KUNIT_EXPECT_EQ(test, req.fr_page_list_len, 1024U);
-	/* The ABI 1.5 form has no fr_page_list_len: the device's. */
-	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, true, &req), 0);
-	KUNIT_EXPECT_EQ(test, req.fr_page_list_len, 0U);
 
-	/* The GPU-sized cache, explicit values, no heartbeats. */
-	in.rdma_mode |= RV_RDMA_MODE_UPSIZE_CPU;
+	/* No heartbeats. */
 	in.hb_interval = 0;
-	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
-	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 888U);
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, &req), 0);
 	KUNIT_EXPECT_EQ(test, req.params.hb_interval, 0U);
+#ifndef RV_UPSTREAM
+	/* The GPU-sized cache. */
+	in.rdma_mode |= RV_RDMA_MODE_UPSIZE_CPU;
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, &req), 0);
+	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 888U);
 	in.mr_cache_size = 889;		/* the module's size is a ceiling */
-	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, &req), 0);
 	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 888U);
 	in.rdma_mode &= ~RV_RDMA_MODE_UPSIZE_CPU;
-	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, &req), 0);
 	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 77U);
+#endif
 	in.num_conn = 3;
 	in.q_depth = 64;
 	in.mr_cache_size = 5;
 	in.service_id = 42;
 	in.hb_interval = 5000;
-	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, &req), 0);
 	KUNIT_EXPECT_EQ(test, req.params.num_conn, 3);
 	KUNIT_EXPECT_EQ(test, req.params.q_depth, 64U);
 	KUNIT_EXPECT_EQ(test, req.mr_cache_mb, 5U);
@@ -233,7 +237,7 @@ static void rv_attach_test_job_key(struct kunit *test)
 	struct rv_job_key key;
 	kuid_t uid = KUIDT_INIT(1000);
 
-	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, false, &req), 0);
+	KUNIT_ASSERT_EQ(test, rv_attach_parse(&in, &req), 0);
 	jdev = kunit_kzalloc(test, sizeof(*jdev), GFP_KERNEL);
 	dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
 	other_dev = kunit_kzalloc(test, sizeof(*other_dev), GFP_KERNEL);

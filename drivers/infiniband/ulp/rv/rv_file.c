@@ -49,8 +49,12 @@ static int rv_open(struct inode *inode, struct file *filp)
 	if (!rf)
 		return -ENOMEM;
 	mutex_init(&rf->lock);
+#ifdef RV_UPSTREAM
+	rf->abi_version = RV_ABI_VERSION_CURRENT;
+#else
 	/* A client that never declares its ABI gets the legacy layout. */
 	rf->abi_version = RV_ABI_VERSION(1, 6);
+#endif
 	filp->private_data = rf;
 	return 0;
 }
@@ -81,20 +85,28 @@ static long rv_ioctl_capability(const struct rv_ioctl_ctx *ctx)
 	struct rv_file *rf = ctx->rf;
 	u32 abi;
 
+#ifndef RV_UPSTREAM
 	if (ctx->cmd == RV_IOCTL_QUERY_R2) {
 		/* The 1.2 form carries no input. */
 		abi = RV_ABI_VERSION(1, 2);
-	} else {
-		if (copy_from_user(&p, uarg, sizeof(p)))
-			return -EFAULT;
-		if (p.resv1 || !rv_is_zero(p.resv2, sizeof(p.resv2)) ||
-		    !p.major_rev)
-			return -EINVAL;
-		if (p.major_rev > RV_ABI_VER_MAJOR)
-			abi = RV_ABI_VERSION_CURRENT;
-		else
-			abi = RV_ABI_VERSION(p.major_rev, p.minor_rev);
+		goto answer;
 	}
+#endif
+	if (copy_from_user(&p, uarg, sizeof(p)))
+		return -EFAULT;
+	if (p.resv1 || !rv_is_zero(p.resv2, sizeof(p.resv2)) || !p.major_rev)
+		return -EINVAL;
+	if (p.major_rev > RV_ABI_VER_MAJOR)
+		abi = RV_ABI_VERSION_CURRENT;
+	else
+		abi = RV_ABI_VERSION(p.major_rev, p.minor_rev);
+#ifdef RV_UPSTREAM
+	/* The 65-byte events of older versions are not served. */
+	if (abi < RV_ABI_VERSION(1, 7))
+		return -EINVAL;
+#else
+answer:
+#endif
 
 	memset(&p, 0, sizeof(p));
 	p.major_rev = RV_ABI_VER_MAJOR;
@@ -117,8 +129,15 @@ typedef long (*rv_ioctl_fn)(const struct rv_ioctl_ctx *ctx);
  * build of the module. @attached: only the process that attached may call
  * it.
  */
+#ifdef RV_UPSTREAM
+#define RV_IOCTL_FORMS 1
+#else
+/* ATTACH, REG_MEM and CAPABILITY have older forms on the same number. */
+#define RV_IOCTL_FORMS 3
+#endif
+
 struct rv_ioctl_desc {
-	unsigned int cmds[3];
+	unsigned int cmds[RV_IOCTL_FORMS];
 	rv_ioctl_fn fn;
 	bool attached;
 };
@@ -128,10 +147,16 @@ struct rv_ioctl_desc {
 
 static const struct rv_ioctl_desc rv_ioctls[] = {
 	[RV_IOC_IDX(RV_IOCTL_ATTACH)] = {
+#ifdef RV_UPSTREAM
+		{ RV_IOCTL_ATTACH }, rv_ioctl_attach },
+	[RV_IOC_IDX(RV_IOCTL_REG_MEM)] = {
+		{ RV_IOCTL_REG_MEM }, rv_ioctl_reg_mem, true },
+#else
 		{ RV_IOCTL_ATTACH, RV_IOCTL_ATTACH_R5 }, rv_ioctl_attach },
 	[RV_IOC_IDX(RV_IOCTL_REG_MEM)] = {
 		{ RV_IOCTL_REG_MEM, RV_IOCTL_REG_MEM_R4, RV_IOCTL_REG_MEM_R1 },
 		rv_ioctl_reg_mem, true },
+#endif
 	[RV_IOC_IDX(RV_IOCTL_DEREG_MEM)] = {
 		{ RV_IOCTL_DEREG_MEM }, rv_ioctl_dereg_mem, true },
 	[RV_IOC_IDX(RV_IOCTL_EVICT)] = {
@@ -147,8 +172,12 @@ static const struct rv_ioctl_desc rv_ioctls[] = {
 	[RV_IOC_IDX(RV_IOCTL_POST_RDMA_WR_IMMED)] = {
 		{ RV_IOCTL_POST_RDMA_WR_IMMED }, rv_ioctl_post_write, true },
 	[RV_IOC_IDX(RV_IOCTL_CAPABILITY)] = {
+#ifdef RV_UPSTREAM
+		{ RV_IOCTL_CAPABILITY }, rv_ioctl_capability },
+#else
 		{ RV_IOCTL_CAPABILITY, RV_IOCTL_QUERY_R2 },
 		rv_ioctl_capability },
+#endif
 	[RV_IOC_IDX(RV_IOCTL_CONN_GET_STATS)] = {
 		{ RV_IOCTL_CONN_GET_STATS }, rv_ioctl_conn_get_stats, true },
 	[RV_IOC_IDX(RV_IOCTL_GET_EVENT_STATS)] = {

@@ -26,7 +26,7 @@ struct rv_job_dev *rv_job_get(struct rv_device *dev,
 			      const struct rv_attach_req *req);
 
 #if IS_ENABLED(CONFIG_KUNIT)
-int rv_attach_parse(const struct rv_attach_params_in *in, bool r5,
+int rv_attach_parse(const struct rv_attach_params_in *in,
 		    struct rv_attach_req *req);
 int rv_service_id_check(u64 service_id);
 bool rv_job_matches(const struct rv_job_dev *jdev, const struct rv_device *dev,

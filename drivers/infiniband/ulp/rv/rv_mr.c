@@ -33,7 +33,7 @@
 
 #include "rv.h"
 
-#define RV_MR_ACCESS_OK (IBV_ACCESS_KERNEL | IB_ACCESS_LOCAL_WRITE | \
+#define RV_MR_ACCESS_OK (RV_ACCESS_KERNEL | IB_ACCESS_LOCAL_WRITE | \
 			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
 
 /* Registrations of a range that is invalidated while it is pinned. */
@@ -238,7 +238,7 @@ static int rv_mr_reg(struct rv_mr_cache *cache, struct rv_mr_entry *e)
 	for (tries = 1;; tries++) {
 		mr->seq = mmu_interval_read_begin(&mr->mni);
 		ret = rv_reg_user(user->jdev, e->addr, e->len,
-				  e->access & ~IBV_ACCESS_KERNEL, &mr->reg);
+				  e->access & ~RV_ACCESS_KERNEL, &mr->reg);
 		if (prev.mr) {
 			rv_reg_user_put(&prev);
 			/* Both may not fit RLIMIT_MEMLOCK: again, alone. */
@@ -415,7 +415,7 @@ void rv_mr_user_exit(struct rv_user *user)
 static int rv_mr_check_range(struct rv_user *user, u64 addr, u64 len,
 			     u32 access)
 {
-	if (!(access & IBV_ACCESS_KERNEL))
+	if (!(access & RV_ACCESS_KERNEL))
 		return -EOPNOTSUPP;
 	if (access & ~RV_MR_ACCESS_OK)
 		return -EINVAL;
@@ -504,7 +504,12 @@ long rv_ioctl_dereg_mem(const struct rv_ioctl_ctx *ctx)
 		return -ENODEV;
 	if (copy_from_user(&p, ctx->uarg, sizeof(p)))
 		return -EFAULT;
+#ifdef RV_UPSTREAM
+	if (p.resv1)
+		return -EINVAL;
+#else
 	/* p.resv1 is not checked: deployed clients leave it uninitialised. */
+#endif
 	if (p.mr_handle > U32_MAX)
 		return -EINVAL;
 

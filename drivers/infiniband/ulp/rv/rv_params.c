@@ -23,7 +23,9 @@
 #define RV_NUM_CONN_MIN			1
 #define RV_Q_DEPTH_DEF			4000
 #define RV_MR_CACHE_SIZE_DEF		256
+#ifndef RV_UPSTREAM
 #define RV_MR_CACHE_SIZE_GPU_DEF	1024
+#endif
 #define RV_MR_CACHE_SIZE_MIN		1
 #define RV_MIN_HB_INTERVAL_DEF		100
 #define RV_MIN_HB_INTERVAL_MAX		60000
@@ -41,7 +43,9 @@ struct rv_params rv_params = {
 	.num_conn = RV_NUM_CONN_DEF,
 	.q_depth = RV_Q_DEPTH_DEF,
 	.mr_cache_size = RV_MR_CACHE_SIZE_DEF,
+#ifndef RV_UPSTREAM
 	.mr_cache_size_gpu = RV_MR_CACHE_SIZE_GPU_DEF,
+#endif
 	.service_id = 0x1000125500000001ULL,
 	.user_service_id_min = 0x1000125500000000ULL,
 	.user_service_id_max = 0x10001255ffffffffULL,
@@ -92,7 +96,9 @@ enum {
 	RV_P_NUM_CONN,
 	RV_P_Q_DEPTH,
 	RV_P_MR_CACHE_SIZE,
+#ifndef RV_UPSTREAM
 	RV_P_MR_CACHE_SIZE_GPU,
+#endif
 	RV_P_MIN_HB_INTERVAL,
 	RV_P_MAX_RECONNECT_TIMEOUT,
 	RV_P_MAX_JOBS_PER_USER,
@@ -107,9 +113,11 @@ static struct rv_uint_range rv_ranges[] = {
 			   RV_Q_DEPTH_MAX },
 	[RV_P_MR_CACHE_SIZE] = { &rv_params.mr_cache_size,
 				 RV_MR_CACHE_SIZE_MIN, RV_MR_CACHE_SIZE_MAX },
+#ifndef RV_UPSTREAM
 	[RV_P_MR_CACHE_SIZE_GPU] = { &rv_params.mr_cache_size_gpu,
 				     RV_MR_CACHE_SIZE_MIN,
 				     RV_MR_CACHE_SIZE_MAX },
+#endif
 	[RV_P_MIN_HB_INTERVAL] = { &rv_params.min_hb_interval, 0,
 				   RV_MIN_HB_INTERVAL_MAX },
 	[RV_P_MAX_RECONNECT_TIMEOUT] = { &rv_params.max_reconnect_timeout, 0,
@@ -133,11 +141,13 @@ module_param_cb(mr_cache_size, &rv_uint_range_ops,
 RV_PARM_DESC(mr_cache_size, "MB", RV_MR_CACHE_SIZE_MIN, RV_MR_CACHE_SIZE_MAX,
 	     RV_MR_CACHE_SIZE_DEF,
 	     "MR cache per process, when ATTACH passes 0, and the most it may ask for");
+#ifndef RV_UPSTREAM
 module_param_cb(mr_cache_size_gpu, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MR_CACHE_SIZE_GPU], 0444);
 RV_PARM_DESC(mr_cache_size_gpu, "MB", RV_MR_CACHE_SIZE_MIN,
 	     RV_MR_CACHE_SIZE_MAX, RV_MR_CACHE_SIZE_GPU_DEF,
 	     "MR cache per process that attaches with RV_RDMA_MODE_UPSIZE_CPU, and the most it may ask for");
+#endif
 module_param_cb(min_hb_interval, &rv_uint_range_ops,
 		&rv_ranges[RV_P_MIN_HB_INTERVAL], 0444);
 RV_PARM_DESC(min_hb_interval, "ms", 0, RV_MIN_HB_INTERVAL_MAX,

@@ -17,6 +17,7 @@
 
 #include "rv.h"
 
+#ifndef RV_UPSTREAM
 /* The entry layout of ABI 1.6 and older: packed, 65 bytes. */
 struct rv_event_legacy {
 	u8 event_type;
@@ -34,8 +35,16 @@ struct rv_event_legacy {
 static_assert(sizeof(struct rv_event_legacy) == RV_EVENT_LEGACY_SIZE);
 static_assert(offsetof(struct rv_event_legacy, wr_id) == 9);
 static_assert(offsetof(struct rv_event_legacy, byte_len) == 25);
+#endif
 static_assert(sizeof(struct rv_event) == 64);
 
+#ifdef RV_UPSTREAM
+/* Every client has declared 1.7 or newer (RV_IOCTL_CAPABILITY). */
+static unsigned int rv_event_stride(u32 abi_version)
+{
+	return sizeof(struct rv_event);
+}
+#else
 /**
  * rv_event_stride - bytes per event ring entry for a client ABI
  * @abi_version: RV_ABI_VERSION() the client declared
@@ -50,6 +59,7 @@ unsigned int rv_event_stride(u32 abi_version)
 	return RV_EVENT_LEGACY_SIZE;
 }
 EXPORT_SYMBOL_IF_KUNIT(rv_event_stride);
+#endif
 
 int rv_ring_init(struct rv_ring *ring, u32 num, u32 abi_version)
 {
@@ -104,22 +114,25 @@ int rv_ring_mmap(struct rv_ring *ring, struct vm_area_struct *vma)
 static void rv_ring_fill(struct rv_ring *ring, void *slot, u8 event_type,
 			 const struct rv_event_wc *wc)
 {
-	struct rv_event_legacy *old = slot;
 	struct rv_event *ev = slot;
+#ifndef RV_UPSTREAM
+	struct rv_event_legacy *old = slot;
 
-	if (ring->stride != RV_EVENT_LEGACY_SIZE) {
-		ev->wc = *wc;
-		ev->wc.resv0 = 0;
-		ev->event_type = event_type;
+	if (ring->stride == RV_EVENT_LEGACY_SIZE) {
+		memset(old, 0, sizeof(*old));
+		old->event_type = event_type;
+		old->status = wc->status;
+		old->imm_data = wc->imm_data;
+		old->wr_id = wc->wr_id;
+		old->conn_handle = wc->conn_handle;
+		old->byte_len = wc->byte_len;
 		return;
 	}
-	memset(old, 0, sizeof(*old));
-	old->event_type = event_type;
-	old->status = wc->status;
-	old->imm_data = wc->imm_data;
-	old->wr_id = wc->wr_id;
-	old->conn_handle = wc->conn_handle;
-	old->byte_len = wc->byte_len;
+#endif
+
+	ev->wc = *wc;
+	ev->wc.resv0 = 0;
+	ev->event_type = event_type;
 }
 
 static void rv_ring_count(struct rv_event_stats_params_out *st,

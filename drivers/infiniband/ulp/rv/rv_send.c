@@ -196,7 +196,7 @@ long rv_ioctl_post_write(const struct rv_ioctl_ctx *ctx)
 	if (in->resv1 || !in->handle || in->handle > U32_MAX ||
 	    !in->length || in->length > U32_MAX ||
 	    in->loc_mr_handle > U32_MAX ||
-	    !(in->loc_mr_access & IBV_ACCESS_KERNEL) ||
+	    !(in->loc_mr_access & RV_ACCESS_KERNEL) ||
 	    in->loc_addr < in->loc_mr_addr ||
 	    in->loc_addr + in->length < in->loc_addr ||
 	    in->loc_mr_addr + in->loc_mr_length < in->loc_mr_addr ||

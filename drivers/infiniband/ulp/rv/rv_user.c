@@ -24,15 +24,19 @@
  * Visible to the KUnit suite.
  */
 VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
-				     bool r5, struct rv_attach_req *req)
+				     struct rv_attach_req *req)
 {
 	u8 mode = in->rdma_mode & RV_RDMA_MODE_MASK;
+	u8 bits = RV_RDMA_MODE_MASK;
 
+#ifndef RV_UPSTREAM
+	bits |= RV_RDMA_MODE_UPSIZE_CPU;
+#endif
 	if (in->resv1 || in->resv2 || memchr_inv(in->resv3, 0,
 						 sizeof(in->resv3)) ||
-	    (!r5 && in->resv4))
+	    in->resv4)
 		return -EINVAL;
-	if (in->rdma_mode & ~(RV_RDMA_MODE_MASK | RV_RDMA_MODE_UPSIZE_CPU))
+	if (in->rdma_mode & ~bits)
 		return -EINVAL;
 	if (mode == RV_RDMA_MODE_USER)
 		return -EOPNOTSUPP;
@@ -48,7 +52,7 @@ VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
 	    (in->q_depth && (in->q_depth < RV_Q_DEPTH_MIN ||
 			     in->q_depth > RV_Q_DEPTH_MAX)) ||
 	    in->mr_cache_size > RV_MR_CACHE_SIZE_MAX ||
-	    (!r5 && in->fr_page_list_len == 1))
+	    in->fr_page_list_len == 1)
 		return -EINVAL;
 	if (in->reconnect_timeout && in->hb_interval &&
 	    (u64)in->reconnect_timeout * 1000 <= in->hb_interval)
@@ -69,11 +73,14 @@ VISIBLE_IF_KUNIT int rv_attach_parse(const struct rv_attach_params_in *in,
 	req->params.hb_interval = in->hb_interval ?
 		max(in->hb_interval, rv_params.min_hb_interval) : 0;
 	/* The module's size is a ceiling: a process may ask for less. */
-	req->mr_cache_mb = in->rdma_mode & RV_RDMA_MODE_UPSIZE_CPU ?
-		rv_params.mr_cache_size_gpu : rv_params.mr_cache_size;
+	req->mr_cache_mb = rv_params.mr_cache_size;
+#ifndef RV_UPSTREAM
+	if (in->rdma_mode & RV_RDMA_MODE_UPSIZE_CPU)
+		req->mr_cache_mb = rv_params.mr_cache_size_gpu;
+#endif
 	if (in->mr_cache_size)
 		req->mr_cache_mb = min(req->mr_cache_mb, in->mr_cache_size);
-	req->fr_page_list_len = r5 ? 0 : in->fr_page_list_len;
+	req->fr_page_list_len = in->fr_page_list_len;
 	req->cq_entries = in->cq_entries;
 	req->loc_addr = in->loc_addr;
 	return 0;
@@ -209,12 +216,12 @@ void rv_user_release(struct rv_user *user)
 
 /* ATTACH's request checked, its device found: the job to join, or ERR_PTR. */
 static struct rv_job_dev *rv_attach_job(const struct rv_attach_params_in *in,
-					bool r5, struct rv_attach_req *req)
+					struct rv_attach_req *req)
 {
 	struct rv_device *dev;
 	int ret;
 
-	ret = rv_attach_parse(in, r5, req);
+	ret = rv_attach_parse(in, req);
 	if (!ret)
 		ret = rv_service_id_check(req->key.service_id);
 	if (ret)
@@ -339,6 +346,7 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 	struct rv_user *user;
 	int ret, idx;
 
+	/* The ABI 1.5 form is shorter: its fr_page_list_len and resv4 stay 0. */
 	if (copy_from_user(&p, ctx->uarg, _IOC_SIZE(ctx->cmd)))
 		return -EFAULT;
 
@@ -352,7 +360,7 @@ long rv_ioctl_attach(const struct rv_ioctl_ctx *ctx)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
-	jdev = rv_attach_job(&p.in, ctx->cmd == RV_IOCTL_ATTACH_R5, &req);
+	jdev = rv_attach_job(&p.in, &req);
 	if (IS_ERR(jdev)) {
 		ret = PTR_ERR(jdev);
 		goto out_unlock;
