@@ -10,6 +10,8 @@
 #     its own (kbuild single targets; the KUnit files need a kernel with
 #     KUnit and are left to the debug tier);
 #   - from the patch that adds the Makefile on, rv.ko builds and links.
+# The last patch's rv.ko is kept as OUT/rv.ko: the module tier loads it
+# on the newest kernel (selftests/rv/series.sh).
 # --last: the last patch only, the series' final state (make check; make
 # check-full builds every stage). TAP on stdout, one point per patch.
 set -euo pipefail
@@ -40,7 +42,7 @@ n=0
 for tag in "${tags[@]}"; do
 	n=$((n + 1))
 	subject="patch ${tag#patch-}/$total, $(git -C "$git" log -1 --format=%s "$tag")"
-	rm -rf "$stage"
+	rm -rf "$stage" "$out/rv.ko"
 	mkdir -p "$stage"
 	git -C "$git" archive "$tag" | tar -x -C "$stage"
 	if [ ! -d "$stage/$mod" ]; then
@@ -75,6 +77,9 @@ for tag in "${tags[@]}"; do
 		CONFIG_INFINIBAND_RV=m "${targets[@]}" >"$log" 2>&1 &&
 	   ! grep -q 'warning:' "$log"; then
 		echo "ok $n - $subject: $what ($kver, W=1)"
+		if [ "$tag" = "${tags[-1]}" ] && [ -f "$stage/$mod/rv.ko" ]; then
+			cp "$stage/$mod/rv.ko" "$out/rv.ko"
+		fi
 	else
 		echo "not ok $n - $subject: $what ($kver, W=1)"
 		tail -n 30 "$log" | sed 's/^/# /'

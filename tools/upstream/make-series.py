@@ -12,6 +12,11 @@ tools/upstream/cover-letter.txt. Each patch's commit is tagged patch-N in
 OUT/git, for tools/upstream/check-series.sh. The result depends only on
 the tree and the base: author, dates and identity are fixed, so that
 the series never drifts from the tree and two runs give the same bytes.
+
+The C files and headers go through `unifdef -DRV_UPSTREAM`: the series
+proposes only the uAPI current PSM3 uses (docs/uapi-upstream.md), while
+the out-of-tree module, built without RV_UPSTREAM, keeps the older forms
+for deployed clients.
 """
 
 import argparse
@@ -183,6 +188,23 @@ def git(work, *args, **kw):
                           check=True, text=True, **kw)
 
 
+def strip_oot(path):
+    """Keep the RV_UPSTREAM side of each #ifdef in a C file or header."""
+    if not path.endswith(('.c', '.h')):
+        return
+    r = subprocess.run(['unifdef', '-DRV_UPSTREAM', '-m', path],
+                       capture_output=True, text=True)
+    if r.returncode > 1:
+        sys.exit(f'make-series: unifdef {path}: {r.stderr.strip()}')
+    with open(path) as f:
+        text = f.read()
+    if 'RV_UPSTREAM' in text:
+        sys.exit(f'make-series: {path}: RV_UPSTREAM left after unifdef')
+    # A block dropped between two blank lines leaves both.
+    with open(path, 'w') as f:
+        f.write(re.sub(r'\n{3,}', '\n\n', text))
+
+
 def base_version(base):
     v = {}
     with open(os.path.join(base, 'Makefile')) as f:
@@ -230,6 +252,7 @@ def main():
             dst = os.path.join(work, f)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copyfile(src, dst)
+            strip_oot(dst)
             added.append(f)
         for e in p.edits:
             edit(work, e)
