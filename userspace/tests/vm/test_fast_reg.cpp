@@ -202,8 +202,11 @@ TEST(FastReg, FrPageListLen)
 	{
 		rv::Attach r5;
 		p.fr_page_list_len = 1;	// not sent in this form
-		ASSERT_EQ(attach_errno(p, &r5, rv::AttachForm::r5), 0) << "RV_IOCTL_ATTACH_R5";
-		EXPECT_EQ(r5.max_fmr_size, a0.max_fmr_size);
+		const int err = rv::test::older_form_errno(0);
+		ASSERT_EQ(attach_errno(p, &r5, rv::AttachForm::r5), err) << "RV_IOCTL_ATTACH_R5";
+		if (!err) {
+			EXPECT_EQ(r5.max_fmr_size, a0.max_fmr_size);
+		}
 	}
 	// The MR cache bounds it too: 1 MB.
 	{
@@ -247,17 +250,18 @@ TEST(FastReg, MaxFmrSizeAtAnyOffsetAndE2big)
 	EXPECT_EQ(reg_errno(dev.fd(), buf.addr(), 1ULL << 30, recv), E2BIG) << "1 GiB";
 	EXPECT_EQ(reg_errno(dev.fd(), buf.addr(), max + pg, recv), E2BIG);
 
-	// The older forms answer the same.
+	// The older forms answer the same (the upstream form has none).
+	const int e2big = rv::test::older_form_errno(E2BIG);
 	rv_mem_params_r4 r4{};
 	r4.in.addr = buf.addr();
 	r4.in.length = max + 1;
 	r4.in.access = recv;
-	EXPECT_EQ(ioctl_errno(dev.fd(), RV_IOCTL_REG_MEM_R4, &r4), E2BIG) << "REG_MEM_R4";
+	EXPECT_EQ(ioctl_errno(dev.fd(), RV_IOCTL_REG_MEM_R4, &r4), e2big) << "REG_MEM_R4";
 	rv_mem_params_r1 r1{};
 	r1.in.addr = buf.addr();
 	r1.in.length = max + 1;
 	r1.in.access = recv;
-	EXPECT_EQ(ioctl_errno(dev.fd(), RV_IOCTL_REG_MEM_R1, &r1), E2BIG) << "REG_MEM_R1";
+	EXPECT_EQ(ioctl_errno(dev.fd(), RV_IOCTL_REG_MEM_R1, &r1), e2big) << "REG_MEM_R1";
 
 	// Through the library: a system_error with E2BIG.
 	try {

@@ -240,6 +240,24 @@ bool in_test_vm()
 	return v && std::string(v) == "1";
 }
 
+bool upstream_form()
+{
+	const char *v = std::getenv("RV_MODULE_FORM");
+	return v && std::string(v) == "upstream";
+}
+
+int older_form_errno(int err)
+{
+	return upstream_form() ? EINVAL : err;
+}
+
+std::vector<rv::AttachForm> attach_forms()
+{
+	if (upstream_form())
+		return {rv::AttachForm::current};
+	return {rv::AttachForm::current, rv::AttachForm::r5};
+}
+
 std::string which(const std::string &prog)
 {
 	const char *path = std::getenv("PATH");

@@ -87,6 +87,19 @@ void write_file(const std::string &path, const std::string &v);
 // where tests may change the machine's network configuration.
 [[nodiscard]] bool in_test_vm();
 
+// The module under test is the form `make upstream` proposes
+// (RV_MODULE_FORM=upstream, tools/testing/selftests/rv/series.sh): none
+// of the out-of-tree module's older forms (QUERY_R2, ATTACH_R5, REG_MEM_R4
+// and _R1, the 65-byte events, RV_RDMA_MODE_UPSIZE_CPU), and DEREG_MEM
+// checks resv1 (docs/uapi-upstream.md). Otherwise the out-of-tree module.
+[[nodiscard]] bool upstream_form();
+// The errno of an older form: err from the out-of-tree module, EINVAL (a
+// defined number, in a form the module lacks) from the upstream form.
+[[nodiscard]] int older_form_errno(int err);
+// The ATTACH forms of the module under test: current, and r5 unless
+// upstream_form().
+[[nodiscard]] std::vector<rv::AttachForm> attach_forms();
+
 // Absolute path of a program found in PATH, or empty.
 [[nodiscard]] std::string which(const std::string &prog);
 
@@ -105,6 +118,15 @@ void note(const std::string &s);
 		GTEST_SKIP() << "needs RDMA node " << (i)                   \
 			     << " (RV_NODES or a RoCE v2 device in sysfs)"; \
 	const ::rv::test::Node &var = *var##_opt_
+
+// Skips a test of the out-of-tree module's older forms where the module
+// under test is the upstream form, which has none (see upstream_form()).
+#define RV_OOT_FORM_OR_SKIP()                                              \
+	do {                                                                \
+		if (::rv::test::upstream_form())                            \
+			GTEST_SKIP() << "an older form of the out-of-tree " \
+					"module; the upstream form has none"; \
+	} while (0)
 
 // Skips the test unless running as root.
 #define RV_ROOT_OR_SKIP()                                                  \
