@@ -33,6 +33,7 @@
 
 #include "../support/subprocess.hpp"
 #include "conn_util.hpp"
+#include "fault/rdma_res.hpp"
 #include "vm_env.hpp"
 
 using namespace rv::test;
@@ -437,6 +438,8 @@ TEST(Observability, RdmaResourceShowsRvObjects)
 	const auto pd0 = before("pd"), cq0 = before("cq"), qp0 = before("qp"),
 		   mr0 = before("mr");
 	ASSERT_TRUE(pd0 && cq0 && qp0 && mr0);
+	rv::test::fault::RdmaRes res;
+	const std::uint64_t pool0 = res.cq_users(n0.dev, "ib_core");
 
 	std::optional<Pair> p;
 	p.emplace(n0, n1);
@@ -445,7 +448,9 @@ TEST(Observability, RdmaResourceShowsRvObjects)
 	const std::uint32_t mrs = p->a.dev().cache_stats().count;
 	ASSERT_GE(mrs, 1u);
 	EXPECT_EQ(rv_rdma_res("pd", n0.dev), *pd0 + 1) << "one PD per job-device";
-	EXPECT_EQ(rv_rdma_res("cq", n0.dev), *cq0 + nc + 1) << "one CQ per QP";
+	EXPECT_EQ(rv_rdma_res("cq", n0.dev), *cq0) << "rv makes no CQ of its own";
+	EXPECT_EQ(res.cq_users(n0.dev, "ib_core"), pool0 + 2 * (nc + 1))
+		<< "each QP's send and receive queue on a CQ of ib_core's pool";
 	EXPECT_EQ(rv_rdma_res("qp", n0.dev), *qp0 + nc + 1)
 		<< "num_conn RC QPs and the job-device's registration QP";
 	EXPECT_EQ(rv_rdma_res("mr", n0.dev), *mr0 + mrs) << "one MR per cache entry";
@@ -453,7 +458,8 @@ TEST(Observability, RdmaResourceShowsRvObjects)
 	EXPECT_TRUE(wait_until(
 		[&] {
 			return rv_rdma_res("pd", n0.dev) == pd0 && rv_rdma_res("cq", n0.dev) == cq0 &&
-			       rv_rdma_res("qp", n0.dev) == qp0 && rv_rdma_res("mr", n0.dev) == mr0;
+			       rv_rdma_res("qp", n0.dev) == qp0 && rv_rdma_res("mr", n0.dev) == mr0 &&
+			       res.cq_users(n0.dev, "ib_core") == pool0;
 		},
 		seconds(30)))
 		<< "rv objects left on " << n0.dev;

@@ -11,8 +11,8 @@
 //   - mr_cache_size: the module's value is a ceiling.
 //   - POST_RDMA_WR_IMMED: the port's largest message.
 //   - The rdma cgroup: a handle per attached process, an object per PD,
-//     QP, CQ and MR, charged to the cgroup of the process that made rv
-//     create them, refused past rdma.max, returned when they go.
+//     QP and MR, charged to the cgroup of the process that made rv create
+//     them, refused past rdma.max, returned when they go.
 //   - The memory cgroup: what rv allocates for a connection is charged
 //     to the process that created it.
 //   - Per-user limits on jobs, connections and QPs (module parameters).
@@ -518,16 +518,17 @@ CgroupReport in_cgroup(const TestCgroup &cg, const Node &n)
 } // namespace
 
 // As uverbs charges its contexts and objects: ATTACH a handle (and, for
-// a new job, its PD, registration QP and CQ), CONN_CREATE a QP and a CQ
-// per QP of the connection, REG_MEM an object per MR; past rdma.max the
-// ioctl fails with EAGAIN, and the charges go back when the objects go.
+// a new job, its PD and registration QP), CONN_CREATE an object per QP of
+// the connection, REG_MEM one per MR; past rdma.max the ioctl fails with
+// EAGAIN, and the charges go back when the objects go. The QPs' CQs are
+// ib_core's pool's, made by no process and charged to none.
 TEST(Tenant, RdmaCgroupChargesAndLimits)
 {
 	RV_ROOT_OR_SKIP();
 	RV_NODE_OR_SKIP(n, 0);
 	RV_CGROUP_OR_SKIP(cg, "rdma");
 	const unsigned qps = effective_num_conn(0);
-	const unsigned job = 3, conn = 2 * qps, mr = 1;
+	const unsigned job = 2, conn = qps, mr = 1;
 	auto limit = [&](unsigned h, unsigned o) {
 		cg.set("rdma.max", n.dev + " hca_handle=" + std::to_string(h) +
 					   " hca_object=" + std::to_string(o));
@@ -564,7 +565,7 @@ TEST(Tenant, RdmaCgroupChargesAndLimits)
 	ASSERT_TRUE(out.ok()) << how(out);
 	EXPECT_EQ(out.report->attach, 0);
 	EXPECT_EQ(out.report->second_attach, EAGAIN) << "a second handle";
-	EXPECT_EQ(out.report->conn, EAGAIN) << "the connection's QPs and CQs";
+	EXPECT_EQ(out.report->conn, EAGAIN) << "the connection's QPs";
 	EXPECT_EQ(out.report->reg, EAGAIN) << "an MR";
 	EXPECT_EQ(out.report->handles, 1u);
 	EXPECT_EQ(out.report->objects, job);

@@ -187,7 +187,7 @@ struct rv_job_dev {
 	char dev_name[RV_MAX_DEV_NAME_LEN];
 	kuid_t uid;
 	struct rv_owner *owner;		/* uid's counters; reference held */
-	struct rv_rdmacg rdmacg;	/* PD, registration QP and CQ */
+	struct rv_rdmacg rdmacg;	/* PD and registration QP */
 	struct net *net;		/* the first attach's; reference held */
 	struct rv_job_key key;
 	struct rv_job_params params;

@@ -188,9 +188,12 @@ static struct rv_conn *rv_conn_alloc(struct rv_job_dev *jdev,
 		ret = -ENOMEM;
 		goto err_qps;
 	}
-	/* Each QP and its CQ, created now or when it connects. */
+	/*
+	 * Each QP, created now or when it connects. Its completions go to a
+	 * CQ of ib_core's pool, which no process creates or owns.
+	 */
 	ret = rv_rdmacg_charge(&conn->rdmacg, jdev->dev->ib_dev,
-			       RDMACG_RESOURCE_HCA_OBJECT, 2 * n);
+			       RDMACG_RESOURCE_HCA_OBJECT, n);
 	if (ret)
 		goto err_free;
 	kref_init(&conn->kref);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared RC connections: one struct rv_conn per (job-device, remote node),
- * holding num_conn struct rv_sconn, each one RC QP with its CQ and CM id.
+ * holding num_conn struct rv_sconn, each one RC QP (completing to a pool
+ * CQ) and CM id.
  *
  * Files, each calling only those below it:
  *   rv_conn.c  - the connection objects, their lifetime, the CONN_*
@@ -12,8 +13,8 @@
  *                CM's events on the QP's CM ids and address resolution;
  *   rv_cm.c    - IB CM messages: listener, path, private data, the REQ,
  *                REP and REJ sent, address resolution; no state;
- *   rv_qp.c    - QPs and CQs, their contexts and CM states, the liveness
- *                tick (heartbeat and stall watchdog);
+ *   rv_qp.c    - QPs, their room in pool CQs, their contexts and CM
+ *                states, the liveness tick (heartbeat and stall watchdog);
  *   rv_send.c  - POST_WRITE, send completions, the heartbeat's SEND;
  *   rv_recv.c  - receive preposting and receive completions.
  * The data path, the QP's events and the watchdog report a loss with
@@ -43,7 +44,7 @@ struct rv_conn {
 	struct ib_user_path_rec upath;
 	const struct ib_gid_attr *sgid_attr;	/* held once have_path */
 
-	/* Its QPs and CQs (conn_mutex): the creating process's cgroup. */
+	/* Its QPs (conn_mutex): the creating process's cgroup. */
 	struct rv_rdmacg rdmacg;
 
 	atomic_t rr;			/* round robin of the data path */

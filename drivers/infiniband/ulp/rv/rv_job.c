@@ -213,9 +213,9 @@ static int rv_job_alloc_verbs(struct rv_job_dev *jdev)
 	struct ib_pd *pd;
 	int ret;
 
-	/* The PD, the registration QP and its CQ. */
+	/* The PD and the registration QP (whose CQ is a pool's). */
 	ret = rv_rdmacg_charge(&jdev->rdmacg, ib_dev,
-			       RDMACG_RESOURCE_HCA_OBJECT, 3);
+			       RDMACG_RESOURCE_HCA_OBJECT, 2);
 	if (ret)
 		return ret;
 	pd = ib_alloc_pd(ib_dev, 0);

@@ -212,9 +212,10 @@ MODULE_PARM_DESC(user_service_id_max,
 		 "highest IB CM service id any uid may attach with (64-bit, non-zero, outside the RDMA CM's, default 0x10001255ffffffff)");
 
 /*
- * Where the CQs' completions are handled (ib_alloc_cq's poll context): a
- * kworker of ib_core's per-CPU (default) or unbound workqueue, or
- * softirq. docs/performance.md has what each costs on soft-RoCE.
+ * Where the connections' completions are handled (the poll context of the
+ * pool CQs they take, ib_cq_pool_get()): a kworker of ib_core's per-CPU
+ * (default) or unbound workqueue, or softirq; each is a pool type, never
+ * IB_POLL_DIRECT. docs/performance.md has what each costs on soft-RoCE.
  */
 static const char * const rv_cq_poll_names[] = {
 	[IB_POLL_SOFTIRQ] = "softirq",

@@ -4,9 +4,14 @@
  * through the CM's states, and the liveness tick (heartbeat and stall
  * watchdog). The data path is in rv_send.c and rv_recv.c.
  *
- * Each QP has one CQ (ib_alloc_cq, poll context as cq_poll says) for both
- * directions; every work request carries a struct ib_cqe whose done
- * callback (rv_send.c, rv_recv.c) handles its completion.
+ * Each QP takes room for both directions' completions in a CQ of the RDMA
+ * core's pool (ib_cq_pool_get(), poll context as cq_poll says), as
+ * nvme-rdma and rtrs do: the pool's CQs are shared by every kernel user of
+ * the device, spread over its completion vectors, and stay until the device
+ * goes. The core picks the vector, round robin. Every work request carries
+ * a struct ib_cqe whose done callback (rv_send.c, rv_recv.c) handles its
+ * completion; a QP is drained before it is destroyed, so no completion of
+ * it is left in the shared CQ.
  */
 #include <linux/slab.h>
 
@@ -80,7 +85,7 @@ static void rv_qp_event(struct ib_event *ev, void *context)
 	}
 }
 
-/* A new QP and CQ in RESET; nothing is posted yet. */
+/* A new QP in RESET, with room in a pool CQ; nothing is posted yet. */
 int rv_qp_create(struct rv_sconn *s)
 {
 	struct rv_job_dev *jdev = s->conn->jdev;
@@ -88,11 +93,10 @@ int rv_qp_create(struct rv_sconn *s)
 	struct ib_qp_init_attr init = {};
 	struct ib_cq *cq;
 	struct ib_qp *qp;
-	int ncqe = s->sq_depth + 2 + s->rq_depth + 1;
+	u32 ncqe = s->sq_depth + 2 + s->rq_depth + 1;
 
 	lockdep_assert_held(&s->mutex);
-	cq = ib_alloc_cq(ibdev, s, ncqe, s->index % ibdev->num_comp_vectors,
-			 rv_params.cq_poll);
+	cq = ib_cq_pool_get(ibdev, ncqe, -1, rv_params.cq_poll);
 	if (IS_ERR(cq))
 		return PTR_ERR(cq);
 
@@ -109,10 +113,11 @@ int rv_qp_create(struct rv_sconn *s)
 	init.port_num = jdev->key.port_num;
 	qp = ib_create_qp(jdev->pd, &init);
 	if (IS_ERR(qp)) {
-		ib_free_cq(cq);
+		ib_cq_pool_put(cq, ncqe);
 		return PTR_ERR(qp);
 	}
 	s->cq = cq;
+	s->cq_claimed = ncqe;
 	s->qp = qp;
 	s->qp_inited = false;
 	s->hb_busy = false;
@@ -124,7 +129,7 @@ int rv_qp_create(struct rv_sconn *s)
 
 /*
  * Flush whatever the QP holds (each write completes, with
- * an error status if it had not), then free it and its CQ.
+ * an error status if it had not), then free it and give its CQ room back.
  */
 void rv_qp_destroy(struct rv_sconn *s)
 {
@@ -135,7 +140,7 @@ void rv_qp_destroy(struct rv_sconn *s)
 	if (s->qp_inited)
 		ib_drain_qp(s->qp);
 	ib_destroy_qp(s->qp);
-	ib_free_cq(s->cq);
+	ib_cq_pool_put(s->cq, s->cq_claimed);
 	s->qp = NULL;
 	s->cq = NULL;
 }

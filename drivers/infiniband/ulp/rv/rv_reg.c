@@ -51,6 +51,9 @@
 
 #include "rv.h"
 
+/* Its QP's room in a pool CQ: one send and one receive queue entry. */
+#define RV_REG_CQE 2
+
 /* Fault injection (debugfs rv/fail_reg_*), on kernels built for it. */
 enum rv_reg_fault {
 	RV_REG_FAIL_ALLOC_MR,
@@ -245,7 +248,7 @@ static int rv_reg_qp_connect(struct rv_job_dev *jdev)
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* The job-device's registration QP and CQ, in RTS. At its creation. */
+/* The job-device's registration QP, in RTS, with room in a pool CQ. */
 int rv_reg_qp_init(struct rv_job_dev *jdev)
 {
 	struct rv_reg_qp *reg = &jdev->reg;
@@ -265,7 +268,8 @@ int rv_reg_qp_init(struct rv_job_dev *jdev)
 	mutex_init(&reg->mutex);
 	init_completion(&reg->done);
 	reg->cqe.done = rv_reg_done;
-	reg->cq = ib_alloc_cq(jdev->dev->ib_dev, jdev, 2, 0, IB_POLL_SOFTIRQ);
+	reg->cq = ib_cq_pool_get(jdev->dev->ib_dev, RV_REG_CQE, -1,
+				 IB_POLL_SOFTIRQ);
 	if (IS_ERR(reg->cq)) {
 		ret = PTR_ERR(reg->cq);
 		reg->cq = NULL;
@@ -277,7 +281,7 @@ int rv_reg_qp_init(struct rv_job_dev *jdev)
 	if (IS_ERR(reg->qp)) {
 		ret = PTR_ERR(reg->qp);
 		reg->qp = NULL;
-		ib_free_cq(reg->cq);
+		ib_cq_pool_put(reg->cq, RV_REG_CQE);
 		reg->cq = NULL;
 		goto err_mutex;
 	}
@@ -299,7 +303,7 @@ void rv_reg_qp_destroy(struct rv_job_dev *jdev)
 	if (!reg->qp)
 		return;
 	ib_destroy_qp(reg->qp);
-	ib_free_cq(reg->cq);
+	ib_cq_pool_put(reg->cq, RV_REG_CQE);
 	reg->qp = NULL;
 	reg->cq = NULL;
 	mutex_destroy(&reg->mutex);

@@ -20,7 +20,7 @@ struct dentry;
 /* The registration QP of a job-device: one REG_MR in flight at a time. */
 struct rv_reg_qp {
 	struct mutex mutex;		/* a registration, a reset */
-	struct ib_cq *cq;
+	struct ib_cq *cq;		/* of ib_core's pool, shared */
 	struct ib_qp *qp;
 	struct ib_cqe cqe;
 	struct completion done;

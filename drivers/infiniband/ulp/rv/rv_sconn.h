@@ -97,7 +97,8 @@ struct rv_sconn {
 
 	struct ib_cm_id *cm_id;
 	struct ib_qp *qp;
-	struct ib_cq *cq;
+	struct ib_cq *cq;		/* of ib_core's pool, shared */
+	u32 cq_claimed;			/* its entries this QP holds */
 	u32 conn_count;
 	u32 rq_psn;			/* listener: receive PSN, sent in REP */
 	u32 attempts;			/* connect attempts since last success */

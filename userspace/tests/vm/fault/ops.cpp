@@ -196,17 +196,18 @@ public:
 	{
 		return other_job_ ? "ATTACH of the first process of a job while another "
 				    "job is on the device: job-device, kernel PD, "
-				    "registration QP and CQ, the shared CM listener, "
+				    "registration QP (in a pool CQ), the shared CM listener, "
 				    "rv_index, event ring, MR cache"
 				  : "ATTACH of the first process of a job: job-device, "
-				    "kernel PD, registration QP and CQ, CM listener, "
+				    "kernel PD, registration QP (in a pool CQ), CM listener, "
 				    "rv_index, event ring, MR cache";
 	}
 	std::vector<Allowed> allowed() const override
 	{
-		// ib_alloc_pd() -> rxe_alloc_pd(), ib_alloc_cq() ->
-		// rxe_create_cq(), ib_create_qp() -> rxe_create_qp(): each
-		// rxe_add_to_pool(); the registration QP's UDP socket.
+		// ib_alloc_pd() -> rxe_alloc_pd(), ib_cq_pool_get() ->
+		// rxe_create_cq() (when the pool has no room), ib_create_qp()
+		// -> rxe_create_qp(): each rxe_add_to_pool(); the registration
+		// QP's UDP socket.
 		return {rxe_pool_einval, rxe_qp_socket_enfile};
 	}
 
@@ -256,7 +257,8 @@ public:
 		expect(pt, index == 0, "rv_index " + std::to_string(index) +
 					       " for the first process of a new job, want 0");
 		const ResCounts now = ctx.res0();
-		const ResCounts want{before.pd + 1, before.cq + 1, before.qp + 1, before.mr};
+		// The registration QP's CQ is one of ib_core's pool.
+		const ResCounts want{before.pd + 1, before.cq, before.qp + 1, before.mr};
 		if (untracked(pt) && now != want && one_short(now, want))
 			pt.notes.push_back("after the attach: " + now.str() +
 					   ", one object short: the fault hit the RDMA core's "
@@ -265,7 +267,7 @@ public:
 		else
 			expect(pt, now == want,
 			       "after the attach: " + now.str() + ", before " + before.str() +
-				       " (want one PD, and the registration QP and its CQ, more)");
+				       " (want one PD and the registration QP more)");
 		check_ring(pt, dev, "after the attach");
 	}
 
@@ -646,14 +648,15 @@ public:
 	const char *name() const override { return "CONN_CONNECT"; }
 	const char *what() const override
 	{
-		return "the first CONN_CONNECT of a connection: path, CQs and QPs of "
-		       "its num_conn QPs";
+		return "the first CONN_CONNECT of a connection: path, and its num_conn "
+		       "QPs with their room in pool CQs";
 	}
 	bool needs_peer() const override { return true; }
 	std::vector<Allowed> allowed() const override
 	{
-		// ib_alloc_cq() -> rxe_create_cq(), ib_create_qp() ->
-		// rxe_create_qp(): both rxe_add_to_pool().
+		// ib_cq_pool_get() -> rxe_create_cq() (when the pool has no
+		// room), ib_create_qp() -> rxe_create_qp(): both
+		// rxe_add_to_pool().
 		return {rxe_pool_einval, rxe_qp_socket_enfile};
 	}
 

@@ -70,6 +70,14 @@ std::uint32_t attr_u32(const Attr &a)
 	return v;
 }
 
+std::uint64_t attr_u64(const Attr &a)
+{
+	std::uint64_t v = 0;
+	if (a.data.size() >= sizeof(v))
+		std::memcpy(&v, a.data.data(), sizeof(v));
+	return v;
+}
+
 } // namespace
 
 std::string ResCounts::str() const
@@ -173,11 +181,10 @@ std::uint32_t RdmaRes::dev_index(const std::string &dev)
 	return *found;
 }
 
-std::uint32_t RdmaRes::count_type(std::uint32_t index, std::uint16_t cmd,
-				  std::uint16_t table, std::uint16_t entry,
-				  const std::string &kern_name)
+void RdmaRes::for_each_entry(std::uint32_t index, std::uint16_t cmd, std::uint16_t table,
+			     std::uint16_t entry, const std::string &kern_name,
+			     const std::function<void(std::string_view)> &f)
 {
-	std::uint32_t n = 0;
 	nl_dump(fd_.get(), seq_++, cmd, &index, [&](std::string_view attrs) {
 		for_each_attr(attrs, [&](const Attr &t) {
 			if (t.type != table)
@@ -185,15 +192,39 @@ std::uint32_t RdmaRes::count_type(std::uint32_t index, std::uint16_t cmd,
 			for_each_attr(t.data, [&](const Attr &e) {
 				if (e.type != entry)
 					return;
-				for_each_attr(e.data, [&](const Attr &f) {
-					if (f.type == RDMA_NLDEV_ATTR_RES_KERN_NAME &&
-					    attr_string(f) == kern_name)
-						n++;
+				bool mine = false;
+				for_each_attr(e.data, [&](const Attr &a) {
+					if (a.type == RDMA_NLDEV_ATTR_RES_KERN_NAME &&
+					    attr_string(a) == kern_name)
+						mine = true;
 				});
+				if (mine)
+					f(e.data);
 			});
 		});
 	});
+}
+
+std::uint32_t RdmaRes::count_type(std::uint32_t index, std::uint16_t cmd,
+				  std::uint16_t table, std::uint16_t entry,
+				  const std::string &kern_name)
+{
+	std::uint32_t n = 0;
+	for_each_entry(index, cmd, table, entry, kern_name, [&](std::string_view) { n++; });
 	return n;
+}
+
+std::uint64_t RdmaRes::cq_users(const std::string &dev, const std::string &kern_name)
+{
+	std::uint64_t users = 0;
+	for_each_entry(dev_index(dev), RDMA_NLDEV_CMD_RES_CQ_GET, RDMA_NLDEV_ATTR_RES_CQ,
+		       RDMA_NLDEV_ATTR_RES_CQ_ENTRY, kern_name, [&](std::string_view cq) {
+			       for_each_attr(cq, [&](const Attr &a) {
+				       if (a.type == RDMA_NLDEV_ATTR_RES_USECNT)
+					       users += attr_u64(a);
+			       });
+		       });
+	return users;
 }
 
 ResCounts RdmaRes::count(const std::string &dev, const std::string &kern_name)

@@ -8,7 +8,9 @@
 #define RV_TEST_VM_FAULT_RDMA_RES_HPP
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include <rv/unique_fd.hpp>
 
@@ -33,8 +35,18 @@ public:
 	// Throws std::system_error (ENODEV: no such device).
 	ResCounts count(const std::string &dev, const std::string &kern_name = "rv");
 
+	// The QPs' references to the CQs of dev that kern_name owns: each
+	// QP's send and receive queue counts one (`rdma resource show cq`'s
+	// "users"). With "ib_core": the CQ pool's users. Throws as count().
+	std::uint64_t cq_users(const std::string &dev, const std::string &kern_name);
+
 private:
 	std::uint32_t dev_index(const std::string &dev);
+	// Calls f with the attributes of each object of the dump cmd
+	// (table, entry) that kern_name owns.
+	void for_each_entry(std::uint32_t index, std::uint16_t cmd, std::uint16_t table,
+			    std::uint16_t entry, const std::string &kern_name,
+			    const std::function<void(std::string_view)> &f);
 	std::uint32_t count_type(std::uint32_t index, std::uint16_t cmd,
 				 std::uint16_t table, std::uint16_t entry,
 				 const std::string &kern_name);
