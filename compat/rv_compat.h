@@ -4,7 +4,7 @@
  * kernels rv builds for, Linux 6.1 up to 7.3, lack of the newest API that
  * drivers/infiniband/ulp/rv is written against. Kbuild includes this
  * header first in every file (-include) and, for each difference, tests
- * the kernel's own headers and defines RV_HAVE_*, or RV_RXE_CQ_TASKLET.
+ * the kernel's own headers and defines RV_HAVE_*.
  * The sources themselves carry no version test; in tree none of this
  * exists.
  */
@@ -74,16 +74,6 @@ static inline void hrtimer_setup(struct hrtimer *timer,
  */
 #ifndef RV_HAVE_WQ_PERCPU
 #define WQ_PERCPU 0
-#endif
-
-/*
- * Soft-RoCE up to 6.3 hands CQ notifications to a tasklet that
- * ib_free_cq() does not kill: rv's calls of ib_free_cq() go to
- * rv_quirk_free_cq() (rv_quirks.c), which waits for it first.
- */
-#ifdef RV_RXE_CQ_TASKLET
-void rv_quirk_free_cq(struct ib_cq *cq);
-#define ib_free_cq rv_quirk_free_cq
 #endif
 
 #endif /* RV_COMPAT_H */
