@@ -60,7 +60,7 @@ fi
 mapfile -t patches < <(python3 "$here/make-series.py" --base "$base" --out "$out")
 rxe_patches=("$top"/tools/testing/kernel/rxe-patches/*.patch)
 n=0
-echo "1..$((${#patches[@]} - 1 + ${#rxe_patches[@]}))"
+echo "1..$((${#patches[@]} + ${#rxe_patches[@]}))"
 for p in "${patches[@]}"; do
 	case "${p##*/}" in 0000-*) continue ;; esac
 	n=$((n + 1))
@@ -75,5 +75,20 @@ for p in "${patches[@]}"; do
 		printf '%s\n' "$res" | sed 's/^/# /'
 	fi
 done
+# As a maintainer takes them: git am, whitespace errors refused, onto the
+# base, giving the tree of the last patch.
+n=$((n + 1))
+am=$(mktemp -d)
+what="git am --whitespace=error of the $((${#patches[@]} - 1)) patches onto $pkg $ver gives the series' tree"
+if git clone -q "$out/git" "$am/t" && git -C "$am/t" checkout -q -b am base &&
+   git -C "$am/t" -c user.name=rv -c user.email=rv@invalid am -q --whitespace=error \
+	"${patches[@]:1}" >"$am/log" 2>&1 &&
+   git -C "$am/t" diff --quiet "patch-$((${#patches[@]} - 1))" HEAD; then
+	echo "ok $n - $what"
+else
+	echo "not ok $n - $what"
+	sed 's/^/# /' "$am/log" 2>/dev/null | tail -n 20
+fi
+rm -rf "$am"
 "$here/rxe-series.sh" "$base" "$out/rxe" $((n + 1))
 echo "# upstream: $((${#patches[@]} - 1)) patches and a cover letter in $out, for $pkg $ver; the soft-RoCE fixes in $out/rxe" >&2

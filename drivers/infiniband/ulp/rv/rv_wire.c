@@ -80,4 +80,3 @@ bool rv_rej_pdata_is_final(const void *data)
 	return reason != RV_REJ_RETRY && reason != RV_REJ_LOCAL;
 }
 EXPORT_SYMBOL_IF_KUNIT(rv_rej_pdata_is_final);
-
