@@ -13,8 +13,9 @@
 #   tools/toolchain.sh --run [--bind DIR] COMMAND...
 #
 # The cache is ${RV_TOOLCHAIN_CACHE:-${RV_CACHE_DIR:-/var/cache/rv}/toolchain}:
-#   root/                 the trixie root (chroot): gcc-14, make, sparse,
-#                         ccache, /lib/modules/V/build (the headers)
+#   root/                 the trixie root (chroot): gcc-14, make, ccache,
+#                         /lib/modules/V/build (the headers), and sid's
+#                         sparse in /usr/local/bin (sparse.status: or why not)
 #   ccache/               the root's compiler cache
 #   kernels/V/            bzImage and lib/modules/V/ (depmod'ed): what
 #                         vm-run --kernel-dir boots (vm-run --kver V finds it),
@@ -85,11 +86,18 @@ case "${1:-}" in
 	in_root "$bind" "$@"
 	exit
 	;;
--h|--help) sed -n '4,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) sed -n '4,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 *) die "usage: $0 [--env | --update | --help] | --run [--bind DIR] COMMAND..." ;;
 esac
 
-if [ "$update" = 0 ] && [ -f "$ENV_FILE" ] &&
+# Debian 13's sparse (0.6.4) cannot parse 7.x's headers, which give the
+# checker __typeof_unqual__ too; sid's (0.6.5~rc1) can. Its binary needs
+# only glibc 2.38 or later: it is unpacked into the root's /usr/local/bin,
+# ahead of Debian 13's in PATH, and not installed. SPARSE_STAMP records
+# that it was done, or why it could not be.
+SPARSE=$ROOT/usr/local/bin/sparse
+SPARSE_STAMP=$CACHE/sparse.status
+if [ "$update" = 0 ] && [ -f "$ENV_FILE" ] && [ -f "$SPARSE_STAMP" ] &&
    [ "$(cat "$CACHE/recipe" 2>/dev/null)" = "$RECIPE" ]; then
 	cat "$ENV_FILE"
 	exit 0
@@ -172,6 +180,43 @@ if [ "$update" = 1 ] || [ ! -f "$ENV_FILE" ]; then
 	} >"$ENV_FILE.tmp"
 	mv "$ENV_FILE.tmp" "$ENV_FILE"
 	echo "$RECIPE" >"$CACHE/recipe"
+fi
+if [ "$update" = 1 ] || [ ! -f "$SPARSE_STAMP" ]; then
+	msg "sparse from sid, for the 7.x headers"
+	sid=/var/tmp/sid
+	rm -rf "$ROOT$sid" "$SPARSE"
+	mkdir -p "$ROOT$sid/lists/partial" "$ROOT$sid/cache/archives/partial" "$ROOT$sid/debs"
+	echo "deb $MIRROR sid main" >"$ROOT$sid/sources.list"
+	# Its own lists: the root's apt never sees sid. The mirror may serve
+	# a sid whose Release has passed its Valid-Until.
+	apt_sid=(apt-get -q -o Dir::Etc::SourceList="$sid/sources.list"
+		-o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists="$sid/lists"
+		-o Dir::Cache="$sid/cache" -o Acquire::Languages=none
+		-o Acquire::Check-Valid-Until=false)
+	why=
+	# shellcheck disable=SC2016 # the inner shell expands them
+	if ! in_root "" "${apt_sid[@]}" update >"$CACHE/apt-sid.log" 2>&1 ||
+	   ! in_root "" sh -c 'cd "$1" && shift && exec "$@" download sparse' sh \
+		"$sid/debs" "${apt_sid[@]}" >>"$CACHE/apt-sid.log" 2>&1; then
+		why="fetching sid's sparse failed, see $CACHE/apt-sid.log"
+	else
+		deb=$(ls "$ROOT$sid"/debs/sparse_*.deb)
+		pkgver=$(dpkg-deb -f "$deb" Version)
+		dpkg-deb -x "$deb" "$ROOT$sid/x"
+		install -m 755 "$ROOT$sid/x/usr/bin/sparse" "$SPARSE"
+		if ! ver=$(in_root "" /usr/local/bin/sparse --version 2>&1); then
+			rm -f "$SPARSE"
+			why="sid's sparse does not run in the root: $ver"
+		fi
+	fi
+	rm -rf "${ROOT:?}$sid"
+	if [ -n "$why" ]; then
+		msg "$why; sparse skips the 7.x kernel"
+		echo "unavailable: $why" >"$SPARSE_STAMP"
+	else
+		msg "sparse $pkgver from sid: /usr/local/bin/sparse in the root"
+		echo "ok: sparse $pkgver from sid" >"$SPARSE_STAMP"
+	fi
 fi
 # The kernel's soft-RoCE with the fixes the bed needs (once per kernel
 # and set of patches: tools/testing/kernel/rxe.sh).
