@@ -5,7 +5,7 @@
 # wrote (OUT, default build/upstream; its git/ repository tags each patch
 # patch-N), in its in-tree form: no compat layer, the uAPI header as the
 # series adds it. Against the newest kernel's headers (tools/toolchain.sh's
-# root, with the compiler they name), with W=1 and -Werror:
+# root, with the compiler they name), with W=1, -Werror and sparse:
 #   - for every patch, each C file the series holds by then compiles on
 #     its own (kbuild single targets; the KUnit files need a kernel with
 #     KUnit and are left to the debug tier);
@@ -32,6 +32,17 @@ mod=drivers/infiniband/ulp/rv
 tc=$("$top/tools/toolchain.sh" --env) || { echo "Bail out! no 7.x root: run make deps"; exit 1; }
 kver=$(sed -n 's/^RV_TC_KVER=//p' <<<"$tc")
 kdir=/lib/modules/$kver/build
+# sparse on every file each stage compiles: the one tools/toolchain.sh
+# puts in the root for the 7.x headers (C=1: the files compiled, which in
+# a new stage are all of them).
+root=$(sed -n 's/^RV_TC_ROOT=//p' <<<"$tc")
+checker=(C=1)
+with=", sparse"
+if [ ! -x "$root/usr/local/bin/sparse" ]; then
+	checker=()
+	with=""
+	echo "# no sparse for the 7.x headers: $(cat "${root%/root}/sparse.status" 2>/dev/null)"
+fi
 
 mapfile -t tags < <(git -C "$git" tag -l 'patch-*' | sort -t- -k2 -n)
 total=${#tags[@]}
@@ -72,16 +83,16 @@ for tag in "${tags[@]}"; do
 	fi
 	log=$out/stage-$n.log
 	if "$top/tools/toolchain.sh" --run --bind "$stage" \
-		make -C "$kdir" M="/mnt/rv/$mod" -j"$(nproc)" W=1 \
+		make -C "$kdir" M="/mnt/rv/$mod" -j"$(nproc)" W=1 "${checker[@]}" \
 		KCFLAGS="-Werror -I/mnt/rv/include/uapi" \
 		CONFIG_INFINIBAND_RV=m "${targets[@]}" >"$log" 2>&1 &&
 	   ! grep -q 'warning:' "$log"; then
-		echo "ok $n - $subject: $what ($kver, W=1)"
+		echo "ok $n - $subject: $what ($kver, W=1$with)"
 		if [ "$tag" = "${tags[-1]}" ] && [ -f "$stage/$mod/rv.ko" ]; then
 			cp "$stage/$mod/rv.ko" "$out/rv.ko"
 		fi
 	else
-		echo "not ok $n - $subject: $what ($kver, W=1)"
+		echo "not ok $n - $subject: $what ($kver, W=1$with)"
 		tail -n 30 "$log" | sed 's/^/# /'
 	fi
 done
