@@ -187,6 +187,25 @@ static const struct rv_ioctl_desc rv_ioctls[] = {
 		true },
 };
 
+/*
+ * A handler for the process that attached: the caller must be it, and the
+ * job's verbs objects stay while the handler runs.
+ */
+static long rv_ioctl_attached(const struct rv_ioctl_desc *desc,
+			      struct rv_ioctl_ctx *ctx)
+{
+	int err, idx;
+	long ret;
+
+	ctx->user = rv_file_user(ctx->rf, &err);
+	if (!ctx->user)
+		return err;
+	idx = srcu_read_lock(&rv_dev_srcu);
+	ret = desc->fn(ctx);
+	srcu_read_unlock(&rv_dev_srcu, idx);
+	return ret;
+}
+
 static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct rv_ioctl_ctx ctx = {
@@ -196,7 +215,7 @@ static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	};
 	const struct rv_ioctl_desc *desc;
 	unsigned int nr = _IOC_NR(cmd);
-	int i, err, idx;
+	int i;
 
 	if (_IOC_TYPE(cmd) != RV_MAGIC || nr < RV_IOCTL_FIRST_NR ||
 	    nr - RV_IOCTL_FIRST_NR >= ARRAY_SIZE(rv_ioctls))
@@ -210,16 +229,9 @@ static long rv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 			continue;
 		if (!desc->fn)
 			return -EOPNOTSUPP;
-		if (!desc->attached)
-			return desc->fn(&ctx);
-		ctx.user = rv_file_user(ctx.rf, &err);
-		if (!ctx.user)
-			return err;
-		/* Keeps the job's verbs objects while the handler runs. */
-		idx = srcu_read_lock(&rv_dev_srcu);
-		err = desc->fn(&ctx);
-		srcu_read_unlock(&rv_dev_srcu, idx);
-		return err;
+		if (desc->attached)
+			return rv_ioctl_attached(desc, &ctx);
+		return desc->fn(&ctx);
 	}
 	return -EINVAL;
 }

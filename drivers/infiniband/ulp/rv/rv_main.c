@@ -118,14 +118,13 @@ static int __init rv_init(void)
 	ret = ib_register_client(&rv_client);
 	if (ret)
 		goto err_wq;
-	rv_debugfs_init();
 	ret = misc_register(&rv_miscdev);
 	if (ret)
-		goto err_debugfs;
+		goto err_client;
+	rv_debugfs_init();
 	return 0;
 
-err_debugfs:
-	rv_debugfs_exit();
+err_client:
 	ib_unregister_client(&rv_client);
 err_wq:
 	destroy_workqueue(rv_wq);
@@ -134,8 +133,8 @@ err_wq:
 
 static void __exit rv_exit(void)
 {
-	misc_deregister(&rv_miscdev);
 	rv_debugfs_exit();
+	misc_deregister(&rv_miscdev);
 	/*
 	 * Every file is closed. What their teardown left on rv_wq finishes
 	 * in the devices' remove callbacks, which flush it.
