@@ -6,10 +6,11 @@
 # patch-N), in its in-tree form: no compat layer, the uAPI header as the
 # series adds it. Against the newest kernel's headers (tools/toolchain.sh's
 # root, with the compiler they name), with W=1, -Werror and sparse:
-#   - for every patch, each C file the series holds by then compiles on
-#     its own (kbuild single targets; the KUnit files need a kernel with
-#     KUnit and are left to the debug tier);
-#   - from the patch that adds the Makefile on, rv.ko builds and links.
+#   - from the patch that adds the Makefile on (the second), rv.ko builds
+#     and links;
+#   - before it, each C file the series holds by then compiles on its own
+#     (kbuild single targets).
+# The KUnit files need a kernel with KUnit: series-kunit.sh builds them.
 # The last patch's rv.ko is kept as OUT/rv.ko: the module tier loads it
 # on the newest kernel (selftests/rv/series.sh).
 # --last: the last patch only, the series' final state (make check; make

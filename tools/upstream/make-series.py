@@ -46,7 +46,7 @@ MODDIR = 'drivers/infiniband/ulp/rv/'
 class Patch:
     def __init__(self, subject):
         self.subject = subject
-        self.adds = []
+        self.adds = []          # [path, [drop, ...]]: add or update
         self.edits = []
         self.msg = []
 
@@ -65,13 +65,19 @@ def parse_series(path):
                 continue
             if not line.strip() or line.startswith('#'):
                 continue
-            word, _, rest = line.partition(' ')
+            word, _, rest = line.lstrip().partition(' ')
+            if line[0].isspace() and word not in ('drop', 'sub'):
+                sys.exit(f'{path}:{n}: an indented line that is neither drop nor sub')
             if word == 'patch':
                 patches.append(Patch(rest))
             elif not patches:
                 sys.exit(f'{path}:{n}: "{word}" before the first patch')
-            elif word == 'add':
-                patches[-1].adds.append(rest)
+            elif word in ('add', 'update'):
+                patches[-1].adds.append([rest, [], word, n])
+            elif word in ('drop', 'sub') and line[0].isspace():
+                if not patches[-1].adds:
+                    sys.exit(f'{path}:{n}: "drop" without a file')
+                patches[-1].adds[-1][1].append((word, rest.strip(), n))
             elif word == 'edit':
                 patches[-1].edits.append(rest)
             elif word == 'msg':
@@ -81,6 +87,83 @@ def parse_series(path):
     if in_msg:
         sys.exit(f'{path}: msg without end')
     return patches
+
+
+def find_one(lines, regex, start, where):
+    """The index of the one line from start on that matches regex."""
+    hits = [i for i in range(start, len(lines)) if re.search(regex, lines[i])]
+    if len(hits) != 1:
+        sys.exit(f'{where}: {regex!r} matches {len(hits)} lines, not one')
+    return hits[0]
+
+
+def function_span(lines, name, where):
+    """The lines of the definition of the function name: its comment, its
+    signature (the return type may be on the line before) and its body."""
+    i = find_one(lines, r'^([a-z].*\W)?' + re.escape(name) + r'\(', 0, where)
+    start = i
+    if start > 0 and lines[start - 1] and not re.search(r'[;{}/]$', lines[start - 1]):
+        start -= 1
+    if start > 0 and lines[start - 1].endswith('*/'):
+        while not lines[start - 1].startswith('/*'):
+            start -= 1
+        start -= 1
+    end = next((j for j in range(i, len(lines)) if lines[j] == '}'), None)
+    if end is None:
+        sys.exit(f'{where}: no end to {name}()')
+    return start, end
+
+
+def apply_drops(path, drops):
+    """Take out of the file the lines each drop names (series.txt):
+    "drop fn NAME", a function; "drop A .. B", from the one line matching A
+    through the first after it matching B (B "EOF": the end of the file);
+    "drop A [-N] [+M]", every line matching A (at least one), with N lines
+    before and M after it. "sub A => B" rewrites each line matching A
+    (at least one) with re.sub(A, B): what a later patch changes, such
+    as a count."""
+    if not drops:
+        return
+    with open(path) as f:
+        lines = f.read().split('\n')
+    gone = set()
+    for word, drop, n in drops:
+        where = f'series.txt:{n}: {os.path.basename(path)}'
+        if word == 'sub':
+            a, sep, b = drop.partition(' => ')
+            hits = [i for i, t in enumerate(lines) if re.search(a, t)] if sep else []
+            if not hits:
+                sys.exit(f'{where}: sub {drop!r}: no "A => B", or A matches no line')
+            for i in hits:
+                lines[i] = re.sub(a, b, lines[i])
+            continue
+        if drop.startswith('fn '):
+            a, b = function_span(lines, drop[3:].strip(), where)
+            gone.update(range(a, b + 1))
+        elif ' .. ' in drop:
+            ra, rb = drop.split(' .. ', 1)
+            a = find_one(lines, ra, 0, where)
+            b = next((j for j in range(a + 1, len(lines))
+                      if re.search(rb, lines[j])), None)
+            if rb == 'EOF':
+                b = len(lines) - 1
+            if b is None:
+                sys.exit(f'{where}: nothing after {ra!r} matches {rb!r}')
+            gone.update(range(a, b + 1))
+        else:
+            m = re.fullmatch(r'(.*?)((?: [-+]\d+)*)', drop)
+            ra, ctx = m.group(1), m.group(2).split()
+            before = sum(-int(c) for c in ctx if c.startswith('-'))
+            after = sum(int(c) for c in ctx if c.startswith('+'))
+            hits = [i for i, t in enumerate(lines) if re.search(ra, t)]
+            if not hits:
+                sys.exit(f'{where}: {ra!r} matches no line')
+            for i in hits:
+                gone.update(range(i - before, i + after + 1))
+    text = '\n'.join(t for i, t in enumerate(lines) if i not in gone)
+    text = re.sub(r'\n{3,}', '\n\n', text).rstrip('\n') + '\n'
+    with open(path, 'w') as f:
+        f.write(text)
 
 
 def insert_after(text, anchor, new, name):
@@ -244,21 +327,33 @@ def main():
     git(work, 'tag', 'base')
 
     added = []
+    last_drops = {}
+    last_mod_add = max(n for n, p in enumerate(patches, 1)
+                       for f, _, word, _ in p.adds
+                       if word == 'add' and f.startswith(MODDIR))
     for n, p in enumerate(patches, 1):
-        for f in p.adds:
+        for f, drops, word, line in p.adds:
             src = os.path.join(TOP, f)
             if not os.path.isfile(src):
                 sys.exit(f'series.txt: patch {n}: {f} is not in the tree')
+            if (word == 'add') == (f in added):
+                sys.exit(f'series.txt:{line}: {word} {f}: ' +
+                         ('added before' if f in added else 'not added yet'))
             dst = os.path.join(work, f)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copyfile(src, dst)
             strip_oot(dst)
-            added.append(f)
+            apply_drops(dst, drops)
+            last_drops[f] = line if drops else None
+            if f not in added:
+                added.append(f)
         for e in p.edits:
             edit(work, e)
-        if p.adds:
-            # Once rv builds (its Makefile is in), the directory.
-            hooked = MODDIR + 'Makefile' in added
+        if any(word == 'add' for _, _, word, _ in p.adds):
+            # checkpatch asks each patch that adds a file to name it in
+            # MAINTAINERS: file by file until the last patch that adds one
+            # of the module's, then the directory.
+            hooked = n >= last_mod_add
             pats = {MODDIR if (hooked and f.startswith(MODDIR)) else f
                     for f in added}
             maintainers(work, pats)
@@ -268,6 +363,11 @@ def main():
         git(work, 'add', '-A')
         git(work, 'commit', '-q', '-F', '-', input=msg)
         git(work, 'tag', f'patch-{n}')
+
+    # The series ends with the tree's files as they are.
+    for f, line in last_drops.items():
+        if line:
+            sys.exit(f'series.txt:{line}: the last state of {f} drops lines')
 
     git(work, 'format-patch', '-q', '--cover-letter', '--thread=shallow',
         '--subject-prefix=PATCH', '-o', out, 'base..series')
