@@ -12,7 +12,9 @@
 #     (kbuild single targets).
 # The KUnit files need a kernel with KUnit: series-kunit.sh builds them.
 # The last patch's rv.ko is kept as OUT/rv.ko: the module tier loads it
-# on the newest kernel (selftests/rv/series.sh).
+# on the newest kernel (selftests/rv/series.sh); each stage's as
+# OUT/stage-N.ko, which make check-full loads in turn there
+# (selftests/rv/series-stages.sh).
 # --last: the last patch only, the series' final state (make check; make
 # check-full builds every stage). TAP on stdout, one point per patch.
 set -euo pipefail
@@ -49,6 +51,7 @@ mapfile -t tags < <(git -C "$git" tag -l 'patch-*' | sort -t- -k2 -n)
 total=${#tags[@]}
 [ "$last" = 0 ] || tags=("${tags[-1]}")
 stage=$out/stage
+rm -f "$out"/stage-*.ko
 echo "1..${#tags[@]}"
 n=0
 for tag in "${tags[@]}"; do
@@ -89,8 +92,9 @@ for tag in "${tags[@]}"; do
 		CONFIG_INFINIBAND_RV=m "${targets[@]}" >"$log" 2>&1 &&
 	   ! grep -q 'warning:' "$log"; then
 		echo "ok $n - $subject: $what ($kver, W=1$with)"
-		if [ "$tag" = "${tags[-1]}" ] && [ -f "$stage/$mod/rv.ko" ]; then
-			cp "$stage/$mod/rv.ko" "$out/rv.ko"
+		if [ -f "$stage/$mod/rv.ko" ]; then
+			cp "$stage/$mod/rv.ko" "$out/stage-${tag#patch-}.ko"
+			[ "$tag" != "${tags[-1]}" ] || cp "$stage/$mod/rv.ko" "$out/rv.ko"
 		fi
 	else
 		echo "not ok $n - $subject: $what ($kver, W=1$with)"
