@@ -3,6 +3,7 @@
 """Write rv's upstream patch series (make upstream).
 
     make-series.py --base LINUX-SOURCE-DIR [--out DIR]
+    make-series.py --header IN OUT
 
 Reads tools/upstream/series.txt and builds the series from this tree's
 files in a small git repository (OUT/git) whose first commit holds the
@@ -16,7 +17,9 @@ the series never drifts from the tree and two runs give the same bytes.
 The C files and headers go through `unifdef -DRV_UPSTREAM`: the series
 proposes only the uAPI current PSM3 uses (docs/uapi-upstream.md), while
 the out-of-tree module, built without RV_UPSTREAM, keeps the older forms
-for deployed clients.
+for deployed clients. In the uAPI header, the members that those forms
+share through a macro are then the one struct's own (--header writes
+only that header, for the ABI tests).
 """
 
 import argparse
@@ -25,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -283,9 +287,55 @@ def strip_oot(path):
         text = f.read()
     if 'RV_UPSTREAM' in text:
         sys.exit(f'make-series: {path}: RV_UPSTREAM left after unifdef')
+    text = inline_field_macros(text)
     # A block dropped between two blank lines leaves both.
     with open(path, 'w') as f:
         f.write(re.sub(r'\n{3,}', '\n\n', text))
+
+
+def inline_field_macros(text):
+    """The out-of-tree header declares the members that the forms of an
+    ioctl's input share in a macro (#define __RV_X_FIELDS), described in a
+    DOC block (DOC: X input). Once one form is left, the struct declares
+    them itself: the members in place of the macro, their descriptions in
+    its kernel-doc, the DOC block's remarks after them."""
+    for m in list(re.finditer(r'^#define (__RV_\w+_FIELDS) \\\n((?:.*\\\n)*.*\n)',
+                              text, re.M)):
+        name = m.group(1)
+        body = [re.sub(r'\s*\\$', '', t) for t in m.group(2).rstrip('\n').split('\n')]
+        body[-1] += ';'
+        uses = re.findall(r'^\t' + name + ';$', text, re.M)
+        if len(uses) != 1:
+            sys.exit(f'make-series: {name} is used {len(uses)} times, not once')
+        doc = re.search(r'^/\*\*\n \* DOC: .*\n \*\n \* The members that ' + name +
+                        r' declares, in each form of\n(?: \*.*\n)*? \*/\n', text, re.M)
+        if not doc:
+            sys.exit(f'make-series: no DOC block for {name}')
+        lines = doc.group(0).split('\n')[3:-2]
+        first_member = next(i for i, t in enumerate(lines) if t.startswith(' * @'))
+        intro = ' '.join(t[3:] for t in lines[:first_member] if t != ' *')
+        # The intro's first sentence is about the macro.
+        intro = re.sub(r'^The members that .*? input\.\s*', '', intro)
+        members = lines[first_member:]
+        text = text.replace(doc.group(0), '').replace(m.group(0), '')
+        ref = re.search(r'^ \* @' + name + r':.*\n(?: \*\t.*\n)*', text, re.M)
+        if not ref:
+            sys.exit(f'make-series: no @{name} in a struct\'s kernel-doc')
+        new_doc = '\n'.join(members) + '\n'
+        struct = re.findall(r'^ \* struct (\w+) - ', text[:ref.start()], re.M)[-1]
+        text = text[:ref.start()] + new_doc + text[ref.end():]
+        # What pointed at the DOC block points at the struct.
+        title = re.match(r'/\*\*\n \* DOC: (.*)\n', doc.group(0)).group(1)
+        text = text.replace(f'"{title}"', f'struct {struct}')
+        if intro:
+            # After the members, before the comment's end.
+            end = text.index(' */\n', text.index(new_doc))
+            wrapped = textwrap.fill(intro, width=72, initial_indent=' * ',
+                                    subsequent_indent=' * ')
+            text = text[:end] + ' *\n' + wrapped + '\n' + text[end:]
+        # The macro's lines are indented as members already.
+        text = text.replace('\t' + name + ';\n', '\n'.join(body) + '\n')
+    return text
 
 
 def base_version(base):
@@ -304,10 +354,19 @@ def base_version(base):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--base', required=True,
+    ap.add_argument('--base',
                     help='a Linux source tree (linux-source-7.x, unpacked)')
     ap.add_argument('--out', default=os.path.join(TOP, 'build', 'upstream'))
+    ap.add_argument('--header', nargs=2, metavar=('IN', 'OUT'),
+                    help='only write IN as the series has it to OUT (the '
+                    'ABI tests of the series\' uAPI header)')
     args = ap.parse_args()
+    if args.header:
+        shutil.copyfile(*args.header)
+        strip_oot(args.header[1])
+        return
+    if not args.base:
+        ap.error('--base is needed')
 
     patches = parse_series(os.path.join(HERE, 'series.txt'))
     out = os.path.abspath(args.out)

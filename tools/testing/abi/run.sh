@@ -18,10 +18,12 @@
 #     psm3_usage.c (the header used as PSM3 uses it) as C11 and C++20,
 #     linked; the same with clang; -pedantic builds, for information only.
 #  3. self-check: broken copies of the header must fail test 1.
-#  4. series: the header as make upstream proposes it (unifdef
-#     -DRV_UPSTREAM: no legacy form, GPU remnant or libibverbs name) keeps
-#     no such name, stands alone on the 3 ABIs, and each figure of it is
-#     one of the tree header's: the forms it keeps are not changed.
+#  4. series: the header as make upstream proposes it
+#     (tools/upstream/make-series.py --header: unifdef -DRV_UPSTREAM, no
+#     legacy form, GPU remnant or libibverbs name, and no macro of the
+#     members older forms shared) keeps no such name, stands alone on the
+#     3 ABIs, and each figure of it is one of the tree header's: the forms
+#     it keeps are not changed.
 #
 # Usage: run.sh [--header PATH] [--layout-only] [--no-self-check]
 #   --header PATH    test this copy of rv_user_ioctls.h instead of the tree's
@@ -328,17 +330,20 @@ if [ $layout_only = 0 ]; then
 	mkdir -p "$sinc/rdma"
 	shdr=$sinc/rdma/rv_user_ioctls.h
 	rc=0
-	unifdef -DRV_UPSTREAM -o "$shdr" "$header" >"$sdir/unifdef.log" 2>&1 || rc=$?
-	if [ "$rc" -gt 1 ]; then
-		result fail "series: unifdef -DRV_UPSTREAM strips the header" "$sdir/unifdef.log"
+	# As make upstream writes it: unifdef -DRV_UPSTREAM, and the members
+	# the older forms shared through a macro declared by the struct.
+	python3 "$here/../../upstream/make-series.py" --header "$header" "$shdr" \
+		>"$sdir/unifdef.log" 2>&1 || rc=$?
+	if [ "$rc" != 0 ]; then
+		result fail "series: make-series.py --header strips the header" "$sdir/unifdef.log"
 	else
-		result ok "series: unifdef -DRV_UPSTREAM strips the header ($(wc -l <"$header") to $(wc -l <"$shdr") lines)"
-		grep -nE 'RV_UPSTREAM|_R[0-9]\b|_R[0-9]_|RV_ABI_VER_(MINOR|MAJOR)_[0-9]|LEGACY|legacy|UPSIZE|_gpu|IBV_ACCESS_KERNEL' \
+		result ok "series: make-series.py --header strips the header ($(wc -l <"$header") to $(wc -l <"$shdr") lines)"
+		grep -nE 'RV_UPSTREAM|_R[0-9]\b|_R[0-9]_|RV_ABI_VER_(MINOR|MAJOR)_[0-9]|LEGACY|legacy|UPSIZE|_gpu|IBV_ACCESS_KERNEL|__RV_[A-Z_]*_FIELDS|DOC: [A-Z_]* input' \
 			"$shdr" >"$sdir/names.txt" || true
 		if [ -s "$sdir/names.txt" ]; then
-			result fail "series: no legacy form, GPU remnant or IBV_ACCESS_KERNEL left" "$sdir/names.txt"
+			result fail "series: no legacy form, GPU remnant, IBV_ACCESS_KERNEL or shared-members macro left" "$sdir/names.txt"
 		else
-			result ok "series: no legacy form, GPU remnant or IBV_ACCESS_KERNEL left"
+			result ok "series: no legacy form, GPU remnant, IBV_ACCESS_KERNEL or shared-members macro left"
 		fi
 		for abi in $ABIS; do
 			m=${MFLAG[$abi]}
