@@ -175,3 +175,13 @@ tap_done() {
 	tap_summary
 	[ "$TAP_FAIL" = 0 ] && { [ -z "$TAP_PLANNED" ] || [ "$TAP_PLANNED" = "$TAP_N" ]; }
 }
+
+# ko_skip_other_kernel KO WHAT: when the module KO is built for another
+# kernel than the one running, skip the whole group (TAP) and exit.
+ko_skip_other_kernel() {
+	local built_for
+	built_for=$(modinfo -F vermagic "$1" | cut -d' ' -f1)
+	[ "$built_for" = "$(uname -r)" ] && return 0
+	echo "1..0 # SKIP $2 built for $built_for, this kernel is $(uname -r)"
+	exit 0
+}

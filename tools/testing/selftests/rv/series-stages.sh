@@ -26,11 +26,7 @@ if [ "${#kos[@]}" -lt 2 ]; then
 	echo "1..0 # SKIP ${#kos[@]} stage of the series built: make check-full builds each"
 	exit 0
 fi
-built_for=$(modinfo -F vermagic "$dir/${kos[0]}" | cut -d' ' -f1)
-if [ "$built_for" != "$(uname -r)" ]; then
-	echo "1..0 # SKIP the stages are built for $built_for, this kernel is $(uname -r)"
-	exit 0
-fi
+ko_skip_other_kernel "$dir/${kos[0]}" "the stages are"
 if lsmod | grep -qw '^rv'; then
 	rmmod rv || { echo "Bail out! rv is loaded and does not unload"; exit 1; }
 fi
@@ -115,3 +111,4 @@ if [ -n "$prev" ] && [ "$got" = "$all" ]; then
 else
 	tap_not_ok "the last stage defines every ioctl number of the uAPI" "uAPI: $all; last stage: $got"
 fi
+tap_done

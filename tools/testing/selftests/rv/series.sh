@@ -13,16 +13,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 ko=${RV_SERIES_KO:-${RV_BUILD_DIR:-$top/build}/upstream/rv.ko}
+# shellcheck source-path=SCRIPTDIR source=../../vm/lib.sh
+. "$top/tools/testing/vm/lib.sh"
 
 if [ ! -f "$ko" ]; then
 	echo "Bail out! no $ko: run make upstream, then tools/upstream/check-series.sh --last"
 	exit 1
 fi
-built_for=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
-if [ "$built_for" != "$(uname -r)" ]; then
-	echo "1..0 # SKIP $ko is built for $built_for, this kernel is $(uname -r)"
-	exit 0
-fi
+ko_skip_other_kernel "$ko" "$ko is"
 # The tracepoint tests need a bed of one vCPU (check-vm.sh).
 RV_KO=$ko RV_MODULE_FORM=upstream \
 	GTEST_FILTER=${GTEST_FILTER:--Observability.Trace*} exec "$here/ioctl.sh"
