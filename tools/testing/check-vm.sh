@@ -26,7 +26,7 @@
 #     link-flap, addr-short, addr-long).
 # The beds after the suite's (faults, soaks, two VMs) run on the newest
 # kernel; the older ones run the suite bed only, unless RV_CHECK_FULL=1
-# (make check-full): those beds are what takes the time (about 430 s a
+# (make check-full): those beds are what takes the time (340 to 430 s a
 # kernel under TCG), make check has to fit 45 minutes on 2 cores, and the
 # newest kernel is the one whose ib_core and soft-RoCE changed last.
 # The tracepoint tests (Observability.Trace*) leave the suite bed for a

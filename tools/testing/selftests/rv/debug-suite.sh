@@ -40,14 +40,6 @@ export RV_INSMOD_ARGS=${RV_INSMOD_ARGS-cq_poll=softirq}
 # stay).
 export RV_MODULE_LOAD_BOUNDS=${RV_MODULE_LOAD_BOUNDS:-0}
 export RV_CONN_SH_HOLDS=${RV_CONN_SH_HOLDS:-1:0 16:0 4:2}
-# make check has to fit 45 minutes on 2 cores: there the fuzzer's
-# campaign makes 50000 calls (of the same seed) instead of 100000,
-# and the allocation-failure sweep fails one allocation at a time, not
-# also two in a row. make check-full (RV_CHECK_FULL=1) runs both whole.
-if [ "${RV_CHECK_FULL:-0}" = 0 ]; then
-	export RV_FUZZ_CALLS=${RV_FUZZ_CALLS:-50000}
-	export RV_FAULT_BURST_OPS=${RV_FAULT_BURST_OPS-}
-fi
 
 # The groups, each after a bed check and followed by group-check.sh. Last,
 # the cases that change the nodes (conn-fault.sh: device removal, driver
